@@ -1,0 +1,36 @@
+"""chatmem: human-approved project memory for AI chat products (a Flask extension)."""
+
+from .errors import (
+    BlockedByMemory,
+    ChatmemError,
+    Conflict,
+    Forbidden,
+    InvalidParams,
+    MemoryDisabled,
+    NotFound,
+    PayloadTooLarge,
+    ProviderFailed,
+    RateLimited,
+    ToolFailed,
+    Unauthorized,
+)
+from .extension import ChatMemory
+from .tools import CallContext, Tool
+
+__all__ = [
+    "BlockedByMemory",
+    "CallContext",
+    "ChatMemory",
+    "ChatmemError",
+    "Conflict",
+    "Forbidden",
+    "InvalidParams",
+    "MemoryDisabled",
+    "NotFound",
+    "PayloadTooLarge",
+    "ProviderFailed",
+    "RateLimited",
+    "Tool",
+    "ToolFailed",
+    "Unauthorized",
+]

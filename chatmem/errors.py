@@ -1,0 +1,87 @@
+"""One error tree with stable codes, shared by every channel (SPEC §11).
+
+Channels translate a `ChatmemError` to their wire format: REST uses `status`
+and `to_dict()`, MCP puts the same dict in a tool result with `isError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ChatmemError(Exception):
+    """A failure a client can act on: a stable `code`, a message, a status."""
+
+    code = "error"
+    status = 400
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        status: int | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        if status is not None:
+            self.status = status
+        self.details: dict[str, Any] = details or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, **self.details}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.code!r}, {self.message!r})"
+
+
+class InvalidParams(ChatmemError):
+    code, status = "invalid_params", 400
+
+
+class Unauthorized(ChatmemError):
+    code, status = "unauthorized", 401
+
+
+class Forbidden(ChatmemError):
+    code, status = "forbidden", 403
+
+
+class NotFound(ChatmemError):
+    code, status = "not_found", 404
+
+
+class MemoryDisabled(ChatmemError):
+    code, status = "memory_disabled", 403
+
+
+class BlockedByMemory(ChatmemError):
+    code, status = "blocked_by_memory", 403
+
+
+class Conflict(ChatmemError):
+    code, status = "conflict", 409
+
+
+class PayloadTooLarge(ChatmemError):
+    code, status = "payload_too_large", 413
+
+
+class RateLimited(ChatmemError):
+    code, status = "rate_limited", 429
+
+
+class ProviderFailed(ChatmemError):
+    code, status = "provider_error", 502
+
+
+class ToolFailed(ChatmemError):
+    """A host tool raised something that is not a ChatmemError: a host bug.
+
+    The exception is logged server-side; clients only see this message.
+    """
+
+    code, status = "tool_error", 500

@@ -1,0 +1,309 @@
+"""The `ChatMemory` Flask extension: host hooks, per-app state, Python API."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from flask import Flask, current_app
+from flask_sqlalchemy import SQLAlchemy
+
+from . import config as _config
+from .errors import BlockedByMemory
+from .memory import block as _block
+from .memory import settings as _settings
+from .memory import tools as _memory_tools
+from .memory.guardrails import GuardrailIndex
+from .memory.models import Base
+from .memory.sessions import end as _end_session
+from .memory.sessions import start as _start_session
+from .memory.sessions import sweep as _sweep
+from .tools import CallContext, Tool, ToolRegistry
+
+log = logging.getLogger("chatmem")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class _Cache:
+    """What one process derives from the guidance at one revision."""
+
+    revision: int = -1
+    block: _block.Block = _block.EMPTY
+    guardrails: GuardrailIndex = field(default_factory=GuardrailIndex)
+
+
+@dataclass
+class _AppState:
+    memory: ChatMemory
+    cache: _Cache = field(default_factory=_Cache)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def user_id_of(user: Any) -> str:
+    """The host's id for a user, as text (flask-login's `get_id` if present)."""
+    get_id = getattr(user, "get_id", None)
+    return str(get_id() if callable(get_id) else user.id)
+
+
+def user_name_of(user: Any) -> str:
+    for attr in ("username", "name", "email"):
+        value = getattr(user, attr, None)
+        if value:
+            return str(value)
+    return user_id_of(user)
+
+
+def _default_capability_checker(user: Any, capability: str) -> bool:
+    """Without a host checker, a user has what its `capabilities` attribute lists."""
+    return capability in (getattr(user, "capabilities", None) or ())
+
+
+class ChatMemory:
+    """Project memory for a Flask chat app.
+
+    ``ChatMemory(app, db=db)`` or ``memory = ChatMemory(db=db)`` then
+    ``memory.init_app(app)``. Host tools and callbacks are registered with
+    decorators on this object; per-app state lives in
+    ``app.extensions["chatmem"]``.
+    """
+
+    def __init__(self, app: Flask | None = None, *, db: SQLAlchemy) -> None:
+        if not isinstance(db, SQLAlchemy):
+            raise TypeError("ChatMemory needs db=<your flask_sqlalchemy.SQLAlchemy instance>.")
+        self.db = db
+        self.registry = ToolRegistry()
+        self._capability_checker: Callable[[Any, str], bool] = _default_capability_checker
+        self._post_type_resolver: Callable[[Any], str | None] | None = None
+        self._license_checker: Callable[[], bool] | None = None
+        self._user_loader: Callable[[str], Any] | None = None
+        _memory_tools.register(self.registry)
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Flask) -> None:
+        if "sqlalchemy" not in app.extensions:
+            raise RuntimeError(
+                "Flask-SQLAlchemy is not set up on this app: call db.init_app(app) "
+                "before memory.init_app(app)."
+            )
+        _config.apply_defaults(app.config)
+        app.extensions["chatmem"] = _AppState(memory=self)
+        from .cli import chatmem_cli
+
+        app.cli.add_command(chatmem_cli)
+
+    # -- host hooks ---------------------------------------------------------
+
+    def tool(
+        self,
+        *,
+        name: str,
+        description: str,
+        input_schema: dict[str, Any],
+        read_only: bool = False,
+        output_schema: dict[str, Any] | None = None,
+        capability: str = "edit_posts",
+        title: str | None = None,
+    ) -> Callable[[F], F]:
+        """Register a host tool; it then runs through the same dispatch path."""
+
+        def decorator(func: F) -> F:
+            self.registry.register(
+                Tool(
+                    name=name,
+                    description=description,
+                    input_schema=input_schema,
+                    func=func,
+                    read_only=read_only,
+                    output_schema=output_schema,
+                    capability=capability,
+                    title=title,
+                )
+            )
+            return func
+
+        return decorator
+
+    def capability_checker(self, func: Callable[[Any, str], bool]) -> Callable[[Any, str], bool]:
+        self._capability_checker = func
+        return func
+
+    def post_type_resolver(
+        self, func: Callable[[Any], str | None]
+    ) -> Callable[[Any], str | None]:
+        self._post_type_resolver = func
+        return func
+
+    def license_checker(self, func: Callable[[], bool]) -> Callable[[], bool]:
+        self._license_checker = func
+        return func
+
+    def user_loader(self, func: Callable[[str], Any]) -> Callable[[str], Any]:
+        """`(user_id) -> user | None`: how API tokens and the CLI find a user."""
+        self._user_loader = func
+        return func
+
+    # -- state --------------------------------------------------------------
+
+    def _state(self) -> _AppState:
+        try:
+            state: _AppState = current_app.extensions["chatmem"]
+        except (KeyError, RuntimeError):
+            raise RuntimeError(
+                "chatmem is not initialised on this app: did you call memory.init_app(app), "
+                "and are you inside an app context?"
+            ) from None
+        if state.memory is not self:
+            raise RuntimeError("This app was initialised with a different ChatMemory object.")
+        return state
+
+    def config(self, key: str) -> Any:
+        self._state()
+        return _config.read(current_app.config, key)
+
+    @property
+    def server_name(self) -> str:
+        return str(self.config("CHATMEM_SERVER_NAME"))
+
+    def create_all(self) -> None:
+        """Create chatmem's tables (tests and quick starts; production uses migrations)."""
+        self._state()
+        Base.metadata.create_all(self.db.engine)
+        _settings.ensure_state_row(self.db)
+        self.db.session.commit()
+
+    def snapshot(self) -> _settings.Snapshot:
+        """The revision and switches, read fresh from the database."""
+        return _settings.read(self.db)
+
+    def set_setting(self, name: str, value: bool, *, actor: Any) -> _settings.Snapshot:
+        return _settings.set_setting(self.db, name, value, actor_id=user_id_of(actor))
+
+    def _cache(self, snapshot: _settings.Snapshot) -> _Cache:
+        """Block and guardrail index for this revision, rebuilt when it moved."""
+        state = self._state()
+        cache = state.cache
+        if cache.revision == snapshot.revision:
+            return cache
+        with state.lock:
+            if state.cache.revision != snapshot.revision:
+                entries = _block.active_entries(self.db)
+                state.cache = _Cache(
+                    revision=snapshot.revision,
+                    block=_block.compose(entries),
+                    guardrails=GuardrailIndex.build(entries, self.server_name),
+                )
+            return state.cache
+
+    # -- permissions --------------------------------------------------------
+
+    def can(self, user: Any, capability: str) -> bool:
+        if user is None or getattr(user, "is_authenticated", True) is False:
+            return False
+        return bool(self._capability_checker(user, capability))
+
+    def licensed(self) -> bool:
+        if self._license_checker is not None:
+            return bool(self._license_checker())
+        return bool(self.config("CHATMEM_LICENSE_ACTIVE"))
+
+    def load_user(self, user_id: str) -> Any:
+        if self._user_loader is not None:
+            return self._user_loader(user_id)
+        login_manager = getattr(current_app, "login_manager", None)
+        loader = getattr(login_manager, "_user_callback", None)
+        return loader(user_id) if loader else None
+
+    # -- injection and enforcement -------------------------------------------
+
+    def block(self) -> _block.Block:
+        """The current block with what the cap left out ('' text when none)."""
+        snapshot = self.snapshot()
+        if not snapshot.memory_enabled:
+            return _block.EMPTY
+        return self._cache(snapshot).block
+
+    def system_context(self) -> str:
+        """The `## Project memory` block for a new conversation, or ''."""
+        return self.block().text
+
+    def guardrail_for(
+        self, tool_name: str, arguments: dict[str, Any], snapshot: _settings.Snapshot
+    ) -> BlockedByMemory | None:
+        """The refusal for this call, or None when no active guardrail matches."""
+        index = self._cache(snapshot).guardrails
+        if not len(index):
+            return None
+        try:
+            rule = index.match(tool_name, arguments, self._post_type_resolver)
+        except Exception:
+            # Fail closed: a guardrail on a post type we could not resolve.
+            log.exception("post type resolver failed; refusing %s", tool_name)
+            return BlockedByMemory(
+                f"{tool_name} was refused: the post type could not be checked against the "
+                "site's guardrails.",
+                details={"guidance_id": None, "title": "post type check failed"},
+            )
+        if rule is None:
+            return None
+        return BlockedByMemory(
+            f"{tool_name} was refused by project memory guardrail #{rule.id}: {rule.title}",
+            details={"guidance_id": rule.id, "title": rule.title, "target": rule.target},
+        )
+
+    # -- the Python channel -------------------------------------------------
+
+    def context_for(
+        self, user: Any, *, channel: str, session_id: str | None = None
+    ) -> CallContext:
+        return CallContext(
+            memory=self,
+            user=user,
+            user_id=user_id_of(user) if user is not None else "",
+            user_name=user_name_of(user) if user is not None else "",
+            channel=channel,
+            session_id=session_id,
+        )
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Any,
+        *,
+        user: Any,
+        session_id: str | None = None,
+        channel: str = "python",
+    ) -> dict[str, Any]:
+        """Run a tool through the one dispatch path; raises ChatmemError."""
+        self._state()
+        context = self.context_for(user, channel=channel, session_id=session_id or None)
+        return self.registry.call(name, arguments, context)
+
+    def start_session(self, user: Any, channel: str, *, external_key: str | None = None) -> str:
+        """Start a session and return its id ('' when memory is switched off)."""
+        self._state()
+        if not self.snapshot().memory_enabled:
+            return ""
+        return _start_session(
+            self.db,
+            user_id=user_id_of(user),
+            user_name=user_name_of(user),
+            channel=channel,
+            external_key=external_key,
+        ).id
+
+    def end_session(self, session_id: str, transcript: str | None = None) -> None:
+        """End a session: digest it and queue an auto-summary if that is on."""
+        self._state()
+        if session_id and self.snapshot().memory_enabled:
+            _end_session(self.db, session_id, transcript=transcript)
+
+    def sweep(self) -> int:
+        """End idle sessions; returns how many were ended."""
+        minutes = float(self.config("CHATMEM_SESSION_IDLE_MINUTES"))
+        return _sweep(self.db, timedelta(minutes=minutes))

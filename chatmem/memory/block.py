@@ -1,0 +1,109 @@
+"""Compose the `## Project memory` block from approved, enabled guidance.
+
+Entries are taken whole, in priority order (guardrails, facts, conventions,
+instructions; within a type block > warn > info > none, then oldest approval),
+and the first entry that would push the block past the cap ends the block:
+everything after it is left out. Stopping there, rather than skipping ahead
+to smaller entries, means a lower-priority entry is never shown while a
+higher-priority one is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy import select
+
+from .models import GUIDANCE_TYPES, Guidance
+
+HEADER = "## Project memory"
+FOOTER = "(Call recall for session history and full detail.)"
+LIMIT = 1500
+GROUP_LABELS = {
+    "guardrail": "Guardrails",
+    "fact": "Site facts",
+    "convention": "Conventions",
+    "instruction": "Instructions",
+}
+SEVERITY_RANK = {"block": 0, "warn": 1, "info": 2, None: 3}
+SEPARATOR = "; "
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    id: int
+    type: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Block:
+    text: str
+    included: tuple[int, ...] = ()
+    left_out: tuple[LeftOut, ...] = field(default_factory=tuple)
+
+    @property
+    def length(self) -> int:
+        return len(self.text)
+
+
+EMPTY = Block("")
+
+
+def priority(entry: Guidance) -> tuple[int, int, datetime, int]:
+    return (
+        GUIDANCE_TYPES.index(entry.type),
+        SEVERITY_RANK.get(entry.severity, 3),
+        entry.approved_at or entry.created_at,
+        entry.id,
+    )
+
+
+def one_line(text: str) -> str:
+    """An entry's text with its line breaks (and runs of space) folded."""
+    return " ".join(text.split())
+
+
+def active_entries(db: SQLAlchemy) -> list[Guidance]:
+    return list(
+        db.session.scalars(
+            select(Guidance).where(Guidance.status == "publish", Guidance.enabled.is_(True))
+        )
+    )
+
+
+def compose(entries: Iterable[Guidance], limit: int = LIMIT) -> Block:
+    ordered = sorted(entries, key=priority)
+    if not ordered:
+        return EMPTY
+    groups: dict[str, list[str]] = {}
+    included: list[int] = []
+    # Length of header + footer; each group line adds "\n" + label + ": " + items.
+    length = len(HEADER) + 1 + len(FOOTER)
+    for position, entry in enumerate(ordered):
+        item = one_line(entry.text)
+        items = groups.get(entry.type)
+        extra = len(item) + (len(SEPARATOR) if items else len(GROUP_LABELS[entry.type]) + 3)
+        if length + extra > limit:
+            left = tuple(LeftOut(e.id, e.type, e.title) for e in ordered[position:])
+            return Block(_render(groups) if included else "", tuple(included), left)
+        groups.setdefault(entry.type, []).append(item)
+        included.append(entry.id)
+        length += extra
+    return Block(_render(groups), tuple(included))
+
+
+def _render(groups: dict[str, list[str]]) -> str:
+    lines = [HEADER]
+    for kind in GUIDANCE_TYPES:
+        if groups.get(kind):
+            lines.append(f"{GROUP_LABELS[kind]}: {SEPARATOR.join(groups[kind])}")
+    lines.append(FOOTER)
+    return "\n".join(lines)
+
+
+def build(db: SQLAlchemy) -> Block:
+    return compose(active_entries(db))

@@ -1,0 +1,156 @@
+"""Guardrail targets and the compiled index that enforces them (SPEC §6).
+
+A target is `key:value` or a bare tool slug. Known keys are `tool`,
+`post_id`/`id` and `post_type`; anything else never matches, so a typo fails
+open instead of blocking everything. Matching runs on the dispatcher's
+canonical arguments, and ids are compared in canonical form as well, so `42`,
+`"42"`, `" 42"` and `"042"` are one post.
+
+The index is a few dicts keyed by tool slug, post id and post type: a call
+costs the same few lookups whether 10 or 10,000 guardrails are active.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .models import Guidance
+
+ID_KEYS = ("post_id", "id")
+_DIGITS = re.compile(r"[+]?\d+")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed target; `key` is None when the target can never match."""
+
+    key: str | None
+    value: str = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: int
+    title: str
+    target: str
+
+
+def canonical_id(value: Any) -> str | None:
+    """The one spelling of a post id, whatever JSON type it arrived as."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, str):
+        text = value.strip()
+        return str(int(text)) if _DIGITS.fullmatch(text) else text or None
+    return None
+
+
+def tool_slug(name: str, server_name: str) -> str | None:
+    """A tool reference in either form as a lower-case slug; None if foreign."""
+    name = name.strip().lower()
+    if "/" in name:
+        prefix, _, name = name.rpartition("/")
+        if prefix != server_name.lower():
+            return None
+    return name or None
+
+
+def parse_target(target: str | None, server_name: str) -> Target:
+    text = (target or "").strip()
+    if not text:
+        return Target(None)
+    key, sep, value = text.partition(":")
+    if not sep:
+        key, value = "tool", text
+    key, value = key.strip().lower(), value.strip()
+    if key == "tool":
+        slug = tool_slug(value, server_name)
+        return Target("tool", slug) if slug else Target(None)
+    if key in ID_KEYS:
+        ident = canonical_id(value)
+        return Target("post_id", ident) if ident else Target(None)
+    if key == "post_type" and value:
+        return Target("post_type", value.lower())
+    return Target(None)
+
+
+def target_warning(
+    target: str | None, server_name: str, read_only_tools: Iterable[str]
+) -> str | None:
+    """What the Memory screen should say about a block guardrail's target."""
+    parsed = parse_target(target, server_name)
+    if parsed.key is None:
+        return "this target never matches"
+    if parsed.key == "tool" and parsed.value in {t.lower() for t in read_only_tools}:
+        return "this tool is read-only: the guardrail never blocks"
+    return None
+
+
+@dataclass
+class GuardrailIndex:
+    by_tool: dict[str, list[Rule]] = field(default_factory=dict)
+    by_post_id: dict[str, list[Rule]] = field(default_factory=dict)
+    by_post_type: dict[str, list[Rule]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, entries: Iterable[Guidance], server_name: str) -> GuardrailIndex:
+        """Index the enforceable entries: published, enabled, block, targeted."""
+        index = cls()
+        buckets = {
+            "tool": index.by_tool,
+            "post_id": index.by_post_id,
+            "post_type": index.by_post_type,
+        }
+        enforced = (
+            e
+            for e in entries
+            if e.type == "guardrail"
+            and e.status == "publish"
+            and e.enabled
+            and e.severity == "block"
+            and e.target
+        )
+        for entry in sorted(enforced, key=lambda e: (e.approved_at or e.created_at, e.id)):
+            parsed = parse_target(entry.target, server_name)
+            if parsed.key is not None:
+                rule = Rule(entry.id, entry.title, entry.target or "")
+                buckets[parsed.key].setdefault(parsed.value, []).append(rule)
+        return index
+
+    def __len__(self) -> int:
+        return sum(
+            len(rules)
+            for bucket in (self.by_tool, self.by_post_id, self.by_post_type)
+            for rules in bucket.values()
+        )
+
+    def match(
+        self,
+        tool_name: str,
+        arguments: Mapping[str, Any],
+        resolve_post_type: Callable[[Any], str | None] | None,
+    ) -> Rule | None:
+        """The first rule that refuses this call, or None."""
+        rules = self.by_tool.get(tool_name.lower())
+        if rules:
+            return rules[0]
+        ids = [canonical_id(arguments[k]) for k in ID_KEYS if k in arguments]
+        ids = [i for i in ids if i is not None]
+        for ident in ids:
+            rules = self.by_post_id.get(ident)
+            if rules:
+                return rules[0]
+        if self.by_post_type and resolve_post_type is not None:
+            for ident in ids:
+                post_type = resolve_post_type(int(ident) if ident.isdigit() else ident)
+                rules = self.by_post_type.get((post_type or "").lower())
+                if rules:
+                    return rules[0]
+        return None

@@ -1,0 +1,296 @@
+"""The life of a guidance entry: propose, approve, reject, edit, switch,
+trash, restore and admin add, each with an audit event.
+
+Every change that can alter what is injected or enforced bumps the revision
+in the same transaction. Concurrent changes to one entry are refused by the
+`version` column (SQLAlchemy's version counter turns a lost race into a
+StaleDataError, which becomes `conflict`), and a caller that read the entry
+earlier can pass `expected_version` so a stale page is refused too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy import select
+from sqlalchemy.orm.exc import StaleDataError
+
+from ..errors import Conflict, InvalidParams, NotFound
+from . import settings
+from .models import GUIDANCE_TYPES, SEVERITIES, Guidance, GuidanceEvent, utcnow
+
+EDITABLE = ("type", "title", "text", "scope", "target", "severity")
+TITLE_WORDS = 8
+TITLE_MAX = 200
+# Any single entry up to this length fits in the 1,500-character block.
+TEXT_MAX = 1000
+SCOPE_MAX = 64
+TARGET_MAX = 200
+
+
+def fold(text: str) -> str:
+    """Text with case and runs of white space folded, for duplicate checks."""
+    return " ".join(text.split()).casefold()
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(fold(text).encode()).hexdigest()
+
+
+def default_title(text: str) -> str:
+    return " ".join(text.split()[:TITLE_WORDS])[:TITLE_MAX]
+
+
+def propose(
+    db: SQLAlchemy,
+    fields: Mapping[str, Any],
+    *,
+    session_id: str | None,
+    actor_id: str | None,
+) -> tuple[Guidance, bool]:
+    """An agent's proposal; returns (entry, created).
+
+    Text identical after folding to a pending or published entry returns that
+    entry instead of a second one, so retries and repeated takeaways are
+    harmless. The caller commits.
+    """
+    key = text_key(fields["text"])
+    existing = db.session.scalars(
+        select(Guidance)
+        .where(Guidance.text_key == key, Guidance.status.in_(("pending", "publish")))
+        .order_by(Guidance.id)
+        .limit(1)
+    ).first()
+    if existing is not None:
+        return existing, False
+    publish_now = not settings.read(db).require_approval
+    entry = _new_entry(fields, status="publish" if publish_now else "pending", origin="agent")
+    entry.session_id = session_id
+    entry.created_by = actor_id
+    if publish_now:
+        entry.approved_at = entry.created_at
+        settings.bump_revision(db)
+    db.session.add(entry)
+    db.session.flush()
+    _event(db, entry, "propose", actor_id, {"status": entry.status})
+    return entry, True
+
+
+def admin_add(db: SQLAlchemy, fields: Mapping[str, Any], *, actor_id: str) -> Guidance:
+    """Guidance written by hand on the Memory screen: active at once, 'by admin'."""
+    entry = _new_entry(_checked(fields, partial=False), status="publish", origin="admin")
+    entry.created_by = entry.approved_by = actor_id
+    entry.approved_at = entry.created_at
+    db.session.add(entry)
+    settings.bump_revision(db)
+    db.session.flush()
+    _event(db, entry, "admin_add", actor_id, None)
+    db.session.commit()
+    return entry
+
+
+def approve(
+    db: SQLAlchemy, entry_id: int, *, actor_id: str, expected_version: int | None = None
+) -> Guidance:
+    entry = _load(db, entry_id, expected_version)
+    _require_status(entry, "pending", "approve")
+    entry.status = "publish"
+    entry.enabled = True
+    entry.approved_by = actor_id
+    entry.approved_at = utcnow()
+    return _commit_change(db, entry, "approve", actor_id, None)
+
+
+def reject(
+    db: SQLAlchemy, entry_id: int, *, actor_id: str, expected_version: int | None = None
+) -> Guidance:
+    entry = _load(db, entry_id, expected_version)
+    _require_status(entry, "pending", "reject")
+    entry.status = "rejected"
+    return _commit_change(db, entry, "reject", actor_id, None)
+
+
+def edit(
+    db: SQLAlchemy,
+    entry_id: int,
+    changes: Mapping[str, Any],
+    *,
+    actor_id: str,
+    expected_version: int | None = None,
+) -> Guidance:
+    entry = _load(db, entry_id, expected_version)
+    if entry.status == "trash":
+        raise Conflict("Restore this entry from the trash before editing it.")
+    checked = _checked(changes, partial=True)
+    before = {name: getattr(entry, name) for name in checked}
+    for name, value in checked.items():
+        setattr(entry, name, value)
+    if "text" in checked:
+        entry.text_key = text_key(entry.text)
+        if "title" not in changes or not changes.get("title"):
+            entry.title = default_title(entry.text)
+    diff = {k: [before[k], getattr(entry, k)] for k in checked if before[k] != getattr(entry, k)}
+    return _commit_change(db, entry, "edit", actor_id, diff)
+
+
+def set_enabled(
+    db: SQLAlchemy,
+    entry_id: int,
+    enabled: bool,
+    *,
+    actor_id: str,
+    expected_version: int | None = None,
+) -> Guidance:
+    entry = _load(db, entry_id, expected_version)
+    _require_status(entry, "publish", "switch")
+    entry.enabled = bool(enabled)
+    return _commit_change(db, entry, "enable" if enabled else "disable", actor_id, None)
+
+
+def trash(
+    db: SQLAlchemy, entry_id: int, *, actor_id: str, expected_version: int | None = None
+) -> Guidance:
+    entry = _load(db, entry_id, expected_version)
+    if entry.status == "trash":
+        raise Conflict("This entry is already in the trash.")
+    entry.status_before_trash = entry.status
+    entry.status = "trash"
+    return _commit_change(db, entry, "trash", actor_id, None)
+
+
+def restore(
+    db: SQLAlchemy, entry_id: int, *, actor_id: str, expected_version: int | None = None
+) -> Guidance:
+    entry = _load(db, entry_id, expected_version)
+    _require_status(entry, "trash", "restore")
+    entry.status = entry.status_before_trash or "pending"
+    entry.status_before_trash = None
+    return _commit_change(db, entry, "restore", actor_id, {"status": entry.status})
+
+
+def get(db: SQLAlchemy, entry_id: int) -> Guidance:
+    entry = db.session.get(Guidance, entry_id)
+    if entry is None:
+        raise NotFound(f"No guidance entry #{entry_id}.", details={"id": entry_id})
+    return entry
+
+
+def events(db: SQLAlchemy, entry_id: int) -> list[GuidanceEvent]:
+    return list(
+        db.session.scalars(
+            select(GuidanceEvent)
+            .where(GuidanceEvent.guidance_id == entry_id)
+            .order_by(GuidanceEvent.id)
+        )
+    )
+
+
+def _new_entry(fields: Mapping[str, Any], *, status: str, origin: str) -> Guidance:
+    text = fields["text"].strip()
+    now = utcnow()
+    return Guidance(
+        type=fields["type"],
+        text=text,
+        text_key=text_key(text),
+        title=(fields.get("title") or "").strip() or default_title(text),
+        scope=_blank_to_none(fields.get("scope")),
+        target=_blank_to_none(fields.get("target")),
+        severity=_blank_to_none(fields.get("severity")),
+        status=status,
+        enabled=True,
+        origin=origin,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def _checked(fields: Mapping[str, Any], *, partial: bool) -> dict[str, Any]:
+    """Validate admin-written fields (agents' fields pass the tool schema)."""
+    unknown = set(fields) - set(EDITABLE)
+    if unknown:
+        name = sorted(unknown)[0]
+        raise InvalidParams(f"Unknown field {name!r}.", details={"field": name})
+    out: dict[str, Any] = {}
+    for name in EDITABLE:
+        if name not in fields:
+            continue
+        value = fields[name]
+        if value is not None and not isinstance(value, str):
+            raise InvalidParams(f"{name} must be text.", details={"field": name})
+        out[name] = _blank_to_none(value)
+    if not partial:
+        for required in ("type", "text"):
+            if not out.get(required):
+                raise InvalidParams(f"{required} is required.", details={"field": required})
+    if "type" in out and out["type"] not in GUIDANCE_TYPES:
+        raise InvalidParams(
+            f"type must be one of {', '.join(GUIDANCE_TYPES)}.", details={"field": "type"}
+        )
+    if out.get("severity") is not None and out["severity"] not in SEVERITIES:
+        raise InvalidParams(
+            f"severity must be one of {', '.join(SEVERITIES)}.", details={"field": "severity"}
+        )
+    if "text" in out and not out["text"]:
+        raise InvalidParams("text must not be empty.", details={"field": "text"})
+    if "type" in out and not out["type"]:
+        raise InvalidParams("type must not be empty.", details={"field": "type"})
+    limits = {"title": TITLE_MAX, "text": TEXT_MAX, "scope": SCOPE_MAX, "target": TARGET_MAX}
+    for name, limit in limits.items():
+        if out.get(name) and len(out[name]) > limit:
+            raise InvalidParams(
+                f"{name} is longer than {limit} characters.", details={"field": name}
+            )
+    return out
+
+
+def _blank_to_none(value: Any) -> Any:
+    if isinstance(value, str):
+        value = value.strip()
+    return value or None
+
+
+def _load(db: SQLAlchemy, entry_id: int, expected_version: int | None) -> Guidance:
+    entry = get(db, entry_id)
+    if expected_version is not None and entry.version != expected_version:
+        raise Conflict(
+            f"Guidance #{entry_id} changed since you loaded it; reload and review it again.",
+            details={"id": entry_id, "version": entry.version},
+        )
+    return entry
+
+
+def _require_status(entry: Guidance, status: str, verb: str) -> None:
+    if entry.status != status:
+        raise Conflict(
+            f"Cannot {verb} guidance #{entry.id}: it is {entry.status}, not {status}.",
+            details={"id": entry.id, "status": entry.status},
+        )
+
+
+def _commit_change(
+    db: SQLAlchemy, entry: Guidance, action: str, actor_id: str, detail: dict[str, Any] | None
+) -> Guidance:
+    entry_id = entry.id
+    entry.updated_at = utcnow()
+    try:
+        _event(db, entry, action, actor_id, detail)
+        settings.bump_revision(db)
+        db.session.commit()
+    except StaleDataError:
+        db.session.rollback()
+        raise Conflict(
+            f"Guidance #{entry_id} was changed by someone else at the same time; reload it.",
+            details={"id": entry_id},
+        ) from None
+    return entry
+
+
+def _event(
+    db: SQLAlchemy, entry: Guidance, action: str, actor_id: str | None, detail: Any
+) -> None:
+    db.session.add(
+        GuidanceEvent(guidance_id=entry.id, action=action, actor_id=actor_id, detail=detail)
+    )

@@ -1,0 +1,216 @@
+"""chatmem's own tables, all prefixed `chatmem_`, on their own metadata.
+
+They live on a private declarative base rather than the host's `db.Model` so
+that chatmem's migrations and `create_all` never touch the host's tables; the
+host's Flask-SQLAlchemy session and engine still serve them. Users are the
+host's: chatmem stores their id as a string and never owns a user table.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+GUIDANCE_TYPES = ("guardrail", "fact", "convention", "instruction")
+SEVERITIES = ("info", "warn", "block")
+STATUSES = ("pending", "publish", "rejected", "trash")
+CHANNELS = ("chat", "mcp", "rest", "python")
+OUTCOMES = ("ok", "error", "blocked")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(
+        naming_convention={
+            "ix": "ix_%(column_0_label)s",
+            "uq": "uq_%(table_name)s_%(column_0_name)s",
+            "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+            "pk": "pk_%(table_name)s",
+        }
+    )
+
+
+class State(Base):
+    """The one row every process reads before it injects or enforces.
+
+    `revision` is bumped in the same transaction as any change that can alter
+    the block or the guardrail index (guidance or settings), so comparing it
+    with a cached copy is all a process needs to stay fresh.
+    """
+
+    __tablename__ = "chatmem_state"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    revision: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    memory_enabled: Mapped[bool] = mapped_column(Boolean, default=True, nullable=False)
+    require_approval: Mapped[bool] = mapped_column(Boolean, default=True, nullable=False)
+    auto_summarize: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+
+
+class Guidance(Base):
+    __tablename__ = "chatmem_guidance"
+    __table_args__ = (
+        Index("ix_chatmem_guidance_status_type", "status", "type"),
+        Index("ix_chatmem_guidance_text_key", "text_key"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    type: Mapped[str] = mapped_column(String(16), nullable=False)
+    title: Mapped[str] = mapped_column(String(200), nullable=False)
+    text: Mapped[str] = mapped_column(Text, nullable=False)
+    text_key: Mapped[str] = mapped_column(String(64), nullable=False)
+    scope: Mapped[str | None] = mapped_column(String(64))
+    target: Mapped[str | None] = mapped_column(String(200))
+    severity: Mapped[str | None] = mapped_column(String(8))
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    status_before_trash: Mapped[str | None] = mapped_column(String(16))
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True, nullable=False)
+    origin: Mapped[str] = mapped_column(String(8), nullable=False)
+    session_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    created_by: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    approved_by: Mapped[str | None] = mapped_column(String(64))
+    approved_at: Mapped[datetime | None] = mapped_column(DateTime)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    version: Mapped[int] = mapped_column(Integer, nullable=False)
+
+    __mapper_args__ = {"version_id_col": version}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The shape `recall` returns for one entry."""
+        return {
+            "id": self.id,
+            "type": self.type,
+            "title": self.title,
+            "text": self.text,
+            "scope": self.scope,
+            "target": self.target,
+            "severity": self.severity,
+            "origin": self.origin,
+            "approved_at": _iso(self.approved_at),
+        }
+
+
+class GuidanceEvent(Base):
+    """The audit trail: one row per state change of an entry or a setting."""
+
+    __tablename__ = "chatmem_guidance_event"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    guidance_id: Mapped[int | None] = mapped_column(
+        ForeignKey("chatmem_guidance.id", ondelete="CASCADE"), index=True
+    )
+    action: Mapped[str] = mapped_column(String(32), nullable=False)
+    actor_id: Mapped[str | None] = mapped_column(String(64))
+    at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    detail: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+class Session(Base):
+    """One unit of agent work, and once recorded, its summary and digest."""
+
+    __tablename__ = "chatmem_session"
+    __table_args__ = (
+        Index("ix_chatmem_session_key", "user_id", "channel", "external_key"),
+        Index("ix_chatmem_session_recorded", "recorded_at"),
+        Index("ix_chatmem_session_open", "ended_at", "last_seen_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(64), nullable=False)
+    user_name: Mapped[str] = mapped_column(String(200), nullable=False)
+    channel: Mapped[str] = mapped_column(String(16), nullable=False)
+    external_key: Mapped[str | None] = mapped_column(String(200))
+    started_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    last_seen_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime)
+    recorded_at: Mapped[datetime | None] = mapped_column(DateTime)
+    summary: Mapped[str | None] = mapped_column(Text)
+    summary_auto: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    digest: Mapped[str | None] = mapped_column(Text)
+    change_count: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The shape `recall` returns for one session record."""
+        return {
+            "id": self.id,
+            "when": _iso(self.recorded_at or self.started_at),
+            "user": self.user_name,
+            "source": self.channel,
+            "summary": self.summary,
+            "auto": self.summary_auto,
+            "digest": self.digest or "",
+            "changes": self.change_count,
+        }
+
+
+class LedgerEntry(Base):
+    """One non-read-only tool call, arguments redacted, with its outcome."""
+
+    __tablename__ = "chatmem_ledger"
+    __table_args__ = (Index("ix_chatmem_ledger_session", "session_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[str | None] = mapped_column(String(64))
+    user_id: Mapped[str | None] = mapped_column(String(64))
+    channel: Mapped[str] = mapped_column(String(16), nullable=False)
+    tool: Mapped[str] = mapped_column(String(64), nullable=False)
+    arguments: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
+    outcome: Mapped[str] = mapped_column(String(8), nullable=False)
+    error_code: Mapped[str | None] = mapped_column(String(32))
+    detail: Mapped[str | None] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+
+
+class SummaryJob(Base):
+    """A queued auto-summary: claimed by a worker, retried with back-off."""
+
+    __tablename__ = "chatmem_summary_job"
+    __table_args__ = (Index("ix_chatmem_summary_job_due", "status", "next_run_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[str] = mapped_column(
+        ForeignKey("chatmem_session.id", ondelete="CASCADE"), nullable=False, unique=True
+    )
+    status: Mapped[str] = mapped_column(String(16), default="queued", nullable=False)
+    attempts: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    next_run_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    transcript: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+
+
+class ApiToken(Base):
+    """A per-user API token; only its SHA-256 hash is stored."""
+
+    __tablename__ = "chatmem_token"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(64), nullable=False, index=True)
+    name: Mapped[str] = mapped_column(String(100), nullable=False)
+    token_hash: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
+    prefix: Mapped[str] = mapped_column(String(16), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat(timespec="seconds") + "Z" if value else None

@@ -1,0 +1,128 @@
+"""Session lifecycle: start, touch, summary, end, and the idle sweep.
+
+A session becomes a *record* (shown by recall and on the Memory screen) when
+it gets a summary or ends; `recorded_at` marks that moment. Ending a session
+without a summary records it with its digest alone at once, and queues an
+auto-summary job when the setting is on, so a provider outage can never lose
+the session.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta
+
+from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy import select
+
+from ..errors import InvalidParams, NotFound
+from . import ledger, settings
+from .models import CHANNELS, Session, SummaryJob, utcnow
+
+
+def new_id() -> str:
+    """An unguessable session id (visible ASCII, safe in an HTTP header)."""
+    return secrets.token_urlsafe(24)
+
+
+def start(
+    db: SQLAlchemy,
+    *,
+    user_id: str,
+    user_name: str,
+    channel: str,
+    external_key: str | None = None,
+    commit: bool = True,
+) -> Session:
+    if channel not in CHANNELS:
+        raise InvalidParams(f"Unknown channel {channel!r}.", details={"field": "channel"})
+    session = Session(
+        id=new_id(),
+        user_id=user_id,
+        user_name=user_name,
+        channel=channel,
+        external_key=external_key,
+    )
+    db.session.add(session)
+    if commit:
+        db.session.commit()
+    return session
+
+
+def find_open(db: SQLAlchemy, *, user_id: str, channel: str, external_key: str) -> Session | None:
+    """The open session a client-chosen key (REST header) refers to, if any."""
+    return db.session.scalars(
+        select(Session)
+        .where(
+            Session.user_id == user_id,
+            Session.channel == channel,
+            Session.external_key == external_key,
+            Session.ended_at.is_(None),
+        )
+        .order_by(Session.started_at.desc())
+        .limit(1)
+    ).first()
+
+
+def get_open(db: SQLAlchemy, session_id: str, *, user_id: str) -> Session:
+    """A session the user may add calls to; others' sessions look absent."""
+    session = db.session.get(Session, session_id)
+    if session is None or session.user_id != user_id:
+        raise NotFound("No such session.", details={"session_id": session_id})
+    if session.ended_at is not None:
+        raise NotFound("This session has ended; start a new one.", details={"session_id": session_id})
+    return session
+
+
+def touch(session: Session) -> None:
+    session.last_seen_at = utcnow()
+
+
+def save_summary(db: SQLAlchemy, session: Session, summary: str, *, auto: bool = False) -> None:
+    """Record (or replace) the summary and refresh the digest; caller commits."""
+    session.summary = summary
+    session.summary_auto = auto
+    _refresh_digest(db, session)
+    session.recorded_at = session.recorded_at or utcnow()
+
+
+def end(db: SQLAlchemy, session_id: str, *, transcript: str | None = None) -> Session:
+    """End a session: digest it and, if it has no summary, maybe queue one.
+
+    Ending twice is harmless: the second call changes nothing.
+    """
+    session = db.session.get(Session, session_id)
+    if session is None:
+        raise NotFound("No such session.", details={"session_id": session_id})
+    if session.ended_at is not None:
+        return session
+    now = utcnow()
+    session.ended_at = now
+    _refresh_digest(db, session)
+    session.recorded_at = session.recorded_at or now
+    if session.summary is None and settings.read(db).auto_summarize:
+        db.session.add(SummaryJob(session_id=session.id, transcript=transcript, next_run_at=now))
+    db.session.commit()
+    return session
+
+
+def idle_ids(db: SQLAlchemy, idle: timedelta, now: datetime | None = None) -> list[str]:
+    cutoff = (now or utcnow()) - idle
+    return list(
+        db.session.scalars(
+            select(Session.id).where(Session.ended_at.is_(None), Session.last_seen_at < cutoff)
+        )
+    )
+
+
+def sweep(db: SQLAlchemy, idle: timedelta, now: datetime | None = None) -> int:
+    """End every session idle for longer than `idle`; returns how many."""
+    ids = idle_ids(db, idle, now)
+    for session_id in ids:
+        end(db, session_id)
+    return len(ids)
+
+
+def _refresh_digest(db: SQLAlchemy, session: Session) -> None:
+    db.session.flush()
+    session.digest, session.change_count = ledger.digest(db, session.id)

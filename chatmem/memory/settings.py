@@ -1,0 +1,74 @@
+"""The module switch, Require approval and Auto-summarize, kept in the database.
+
+All three sit on the single `chatmem_state` row beside the revision, so one
+primary-key read tells a process both whether its caches are fresh and how
+the switches stand. Changing a switch bumps the revision like a guidance
+change does, because the switch changes what is injected and enforced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+
+from ..errors import InvalidParams
+from .models import GuidanceEvent, State
+
+SETTINGS = ("memory_enabled", "require_approval", "auto_summarize")
+STATE_ID = 1
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    revision: int
+    memory_enabled: bool
+    require_approval: bool
+    auto_summarize: bool
+
+
+DEFAULT_SNAPSHOT = Snapshot(0, True, True, False)
+
+
+def read(db: SQLAlchemy) -> Snapshot:
+    """The current revision and switches: one primary-key read, never cached."""
+    row = db.session.execute(
+        select(State.revision, State.memory_enabled, State.require_approval, State.auto_summarize)
+        .where(State.id == STATE_ID)
+    ).first()
+    return Snapshot(*row) if row else DEFAULT_SNAPSHOT
+
+
+def ensure_state_row(db: SQLAlchemy) -> None:
+    """Create the state row if a fresh database lacks it (safe under races)."""
+    if db.session.get(State, STATE_ID) is not None:
+        return
+    try:
+        with db.session.begin_nested():
+            db.session.add(State(id=STATE_ID, revision=0))
+    except IntegrityError:
+        pass  # another process created it first
+
+
+def bump_revision(db: SQLAlchemy) -> None:
+    """Mark the block and guardrail index stale, in the caller's transaction."""
+    ensure_state_row(db)
+    db.session.execute(
+        update(State).where(State.id == STATE_ID).values(revision=State.revision + 1)
+    )
+
+
+def set_setting(db: SQLAlchemy, name: str, value: bool, *, actor_id: str | None) -> Snapshot:
+    if name not in SETTINGS:
+        raise InvalidParams(f"Unknown setting {name!r}.", details={"field": "name"})
+    if not isinstance(value, bool):
+        raise InvalidParams(f"Setting {name!r} takes true or false.", details={"field": "value"})
+    bump_revision(db)
+    db.session.execute(update(State).where(State.id == STATE_ID).values({name: value}))
+    db.session.add(
+        GuidanceEvent(action="setting", actor_id=actor_id, detail={"name": name, "value": value})
+    )
+    db.session.commit()
+    return read(db)

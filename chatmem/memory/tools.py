@@ -1,0 +1,203 @@
+"""The three memory tools, registered on the registry like any host tool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tools import CallContext, Tool, ToolRegistry
+from . import guidance, sessions
+from .guidance import SCOPE_MAX, TARGET_MAX, TEXT_MAX, TITLE_MAX
+from .models import GUIDANCE_TYPES, SEVERITIES, Session
+from .recall import recall as run_recall
+
+SUMMARY_MAX = 4000
+TOPIC_MAX = 200
+TAKEAWAYS_MAX = 20
+
+_TYPE = {"type": "string", "enum": list(GUIDANCE_TYPES), "description": "Kind of guidance."}
+_TEXT = {"type": "string", "minLength": 1, "maxLength": TEXT_MAX, "pattern": r"\S"}
+
+GUIDANCE_FIELDS: dict[str, Any] = {
+    "type": _TYPE,
+    "text": {**_TEXT, "description": "The guidance itself, e.g. 'checkout is page 42'."},
+    "title": {"type": "string", "maxLength": TITLE_MAX, "description": "Short label; defaults to the first 8 words of text."},
+    "scope": {"type": "string", "maxLength": SCOPE_MAX, "description": "Free label such as global or checkout."},
+    "target": {"type": "string", "maxLength": TARGET_MAX, "description": "What a block guardrail refuses: tool:<slug>, post_id:<id> or post_type:<type>."},
+    "severity": {"type": "string", "enum": list(SEVERITIES), "description": "info, warn, or block (enforced once approved, with a target)."},
+}
+
+RECALL_INPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "type": {**_TYPE, "description": "Only guidance of this type."},
+        "topic": {"type": "string", "maxLength": TOPIC_MAX, "description": "Case-insensitive substring over guidance and session summaries."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Most session records to return (default 10)."},
+    },
+    "additionalProperties": False,
+}
+
+_NULLABLE_TEXT = {"type": ["string", "null"]}
+RECALL_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "guidance": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "integer"},
+                    "type": {"type": "string"},
+                    "title": {"type": "string"},
+                    "text": {"type": "string"},
+                    "scope": _NULLABLE_TEXT,
+                    "target": _NULLABLE_TEXT,
+                    "severity": _NULLABLE_TEXT,
+                    "origin": {"type": "string"},
+                    "approved_at": _NULLABLE_TEXT,
+                },
+                "required": ["id", "type", "title", "text"],
+            },
+        },
+        "sessions": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "when": _NULLABLE_TEXT,
+                    "user": {"type": "string"},
+                    "source": {"type": "string"},
+                    "summary": _NULLABLE_TEXT,
+                    "auto": {"type": "boolean"},
+                    "digest": {"type": "string"},
+                    "changes": {"type": "integer"},
+                },
+                "required": ["id", "summary", "digest", "changes"],
+            },
+        },
+    },
+    "required": ["guidance", "sessions"],
+}
+
+REMEMBER_INPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": GUIDANCE_FIELDS,
+    "required": ["type", "text"],
+    "additionalProperties": False,
+}
+
+REMEMBER_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "status": {"type": "string", "enum": ["pending", "publish"]},
+    },
+    "required": ["id", "status"],
+}
+
+SUMMARY_INPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "summary": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": SUMMARY_MAX,
+            "pattern": r"\S",
+            "description": "A 2-4 sentence account of this session for a future agent.",
+        },
+        "takeaways": {
+            "type": "array",
+            "maxItems": TAKEAWAYS_MAX,
+            "description": "Durable guidance proposals; each is pending until approved.",
+            "items": {
+                "type": "object",
+                "properties": {"type": _TYPE, "text": _TEXT},
+                "required": ["type", "text"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["summary"],
+    "additionalProperties": False,
+}
+
+SUMMARY_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"recorded": {"type": "boolean"}, "proposed": {"type": "integer"}},
+    "required": ["recorded", "proposed"],
+}
+
+
+def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
+    return run_recall(context.memory.db, **filters)
+
+
+def remember(context: CallContext, **fields: Any) -> dict[str, Any]:
+    entry, _created = guidance.propose(
+        context.memory.db, fields, session_id=context.session_id, actor_id=context.user_id
+    )
+    return {"id": entry.id, "status": entry.status}
+
+
+def save_session_summary(
+    context: CallContext, summary: str, takeaways: list[dict[str, str]] | None = None
+) -> dict[str, Any]:
+    db = context.memory.db
+    proposed = 0
+    for takeaway in takeaways or ():
+        _entry, created = guidance.propose(
+            db, takeaway, session_id=context.session_id, actor_id=context.user_id
+        )
+        proposed += created
+    session = db.session.get(Session, context.session_id)
+    if session is not None:
+        sessions.save_summary(db, session, summary.strip())
+    return {"recorded": True, "proposed": proposed}
+
+
+def register(registry: ToolRegistry) -> None:
+    registry.register(
+        Tool(
+            name="recall",
+            title="Recall project memory",
+            description=(
+                "Read this site's project memory: approved guidance (guardrails, site facts, "
+                "conventions, instructions) and recent session summaries. Call it at the "
+                "start of a task so you don't re-guess site-specific context. Read-only."
+            ),
+            input_schema=RECALL_INPUT,
+            output_schema=RECALL_OUTPUT,
+            func=recall,
+            read_only=True,
+            memory=True,
+        )
+    )
+    registry.register(
+        Tool(
+            name="remember",
+            title="Propose guidance",
+            description=(
+                "Propose one piece of durable guidance for future sessions. It is stored as "
+                "pending and has no effect until a site admin approves it."
+            ),
+            input_schema=REMEMBER_INPUT,
+            output_schema=REMEMBER_OUTPUT,
+            func=remember,
+            memory=True,
+        )
+    )
+    registry.register(
+        Tool(
+            name="save-session-summary",
+            title="Save session summary",
+            description=(
+                "Record a short summary of what you did this session. chatmem attaches a "
+                "factual digest of the session's real changes. Optional takeaways become "
+                "pending guidance proposals."
+            ),
+            input_schema=SUMMARY_INPUT,
+            output_schema=SUMMARY_OUTPUT,
+            func=save_session_summary,
+            memory=True,
+        )
+    )

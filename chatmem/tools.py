@@ -1,0 +1,297 @@
+"""Tools, the registry, and the one dispatch path every call takes.
+
+    lookup -> module switch -> validate + canonicalise -> capability
+           -> guardrails -> run -> ledger
+
+Every channel (the chat loop, MCP, REST, Python) is a thin translation to
+`ToolRegistry.call`, so validation, permissions, guardrails and the ledger
+can never differ between them. chatmem's own memory tools are registered
+here exactly like a host's tools.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from .errors import (
+    BlockedByMemory,
+    ChatmemError,
+    Forbidden,
+    InvalidParams,
+    MemoryDisabled,
+    NotFound,
+    ToolFailed,
+    Unauthorized,
+)
+from .memory import ledger, sessions
+from .memory.guardrails import tool_slug
+
+if TYPE_CHECKING:
+    from .extension import ChatMemory
+
+log = logging.getLogger("chatmem")
+
+NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_INTEGER_TEXT = re.compile(r"\s*[+]?\d+\s*")
+
+
+@dataclass
+class CallContext:
+    """Who is calling, from where, in which session; handed to tools that ask."""
+
+    memory: ChatMemory
+    user: Any
+    user_id: str
+    user_name: str
+    channel: str
+    session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool is data: a name, a description, JSON Schemas and a function.
+
+    The function receives the validated arguments as keyword arguments, plus
+    `context` (a CallContext) when it declares a parameter of that name.
+    """
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    func: Callable[..., Any]
+    read_only: bool = False
+    output_schema: dict[str, Any] | None = None
+    capability: str = "edit_posts"
+    memory: bool = False
+    title: str | None = None
+    wants_context: bool = field(init=False, default=False)
+    validator: Draft202012Validator = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not NAME_PATTERN.match(self.name):
+            raise ValueError(
+                f"Tool name {self.name!r} must match {NAME_PATTERN.pattern}: MCP clients and "
+                "the OpenAI and Anthropic APIs refuse other names."
+            )
+        if self.input_schema.get("type") != "object":
+            raise ValueError(f"Tool {self.name!r}: input_schema must have type 'object'.")
+        Draft202012Validator.check_schema(self.input_schema)
+        object.__setattr__(self, "validator", Draft202012Validator(self.input_schema))
+        params = inspect.signature(self.func).parameters
+        object.__setattr__(self, "wants_context", "context" in params)
+
+    def annotations(self) -> dict[str, Any]:
+        """MCP annotations: hints for clients, derived from what we know."""
+        hints: dict[str, Any] = {"readOnlyHint": self.read_only}
+        if self.memory:
+            hints["openWorldHint"] = False
+        if self.title:
+            hints["title"] = self.title
+        return hints
+
+
+class ToolRegistry:
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def register(self, tool: Tool) -> Tool:
+        if tool.name.lower() in (name.lower() for name in self._tools):
+            raise ValueError(f"A tool named {tool.name!r} is already registered.")
+        self._tools[tool.name] = tool
+        return tool
+
+    def find(self, name: str, server_name: str) -> Tool | None:
+        """A tool by its name or full name (`<server>/<name>`)."""
+        if not isinstance(name, str):
+            return None
+        if name in self._tools:
+            return self._tools[name]
+        slug = tool_slug(name, server_name)
+        return next((t for t in self._tools.values() if t.name.lower() == slug), None)
+
+    def tools(self, *, include_memory: bool = True) -> list[Tool]:
+        """Registered tools in a stable order: memory tools first, then the host's."""
+        listed = [t for t in self._tools.values() if include_memory or not t.memory]
+        return sorted(listed, key=lambda t: (not t.memory, t.name))
+
+    def call(self, name: str, arguments: Any, context: CallContext) -> dict[str, Any]:
+        memory = context.memory
+        db = memory.db
+        # 1. lookup
+        tool = self.find(name, memory.server_name)
+        if tool is None:
+            raise NotFound(f"Unknown tool {name!r}.", details={"tool": name})
+        # 2. module switch
+        snapshot = memory.snapshot()
+        if tool.memory and not snapshot.memory_enabled:
+            raise MemoryDisabled("Project memory is switched off on this site.")
+        # 3. validate + canonicalise
+        args = validate(tool, arguments)
+        # 4. capability
+        if context.user is None:
+            raise Unauthorized("Sign in or send an API token to call tools.")
+        if not memory.can(context.user, tool.capability):
+            raise Forbidden(
+                f"Calling {tool.name} needs the {tool.capability} capability.",
+                details={"capability": tool.capability},
+            )
+        capture = snapshot.memory_enabled
+        session = None
+        if context.session_id is not None and capture:
+            session = sessions.get_open(db, context.session_id, user_id=context.user_id)
+            sessions.touch(session)
+        elif capture and not tool.read_only:
+            session = sessions.start(
+                db,
+                user_id=context.user_id,
+                user_name=context.user_name,
+                channel=context.channel,
+                commit=False,
+            )
+            context.session_id = session.id
+        # 5. guardrails
+        if capture and not tool.read_only:
+            blocked = memory.guardrail_for(tool.name, args, snapshot)
+            if blocked is not None:
+                self._record(context, tool, args, "blocked", blocked)
+                db.session.commit()
+                raise blocked
+        # 6. run
+        kwargs = {**args, "context": context} if tool.wants_context else args
+        try:
+            result = tool.func(**kwargs)
+        except ChatmemError as error:
+            db.session.rollback()
+            self._record_failure(context, tool, args, error)
+            raise
+        except Exception:
+            log.exception("tool %s failed", tool.name)
+            db.session.rollback()
+            failure = ToolFailed(f"The tool {tool.name} failed; the error was logged.")
+            self._record_failure(context, tool, args, failure)
+            raise failure from None
+        # 7. ledger, in the same transaction as the tool's own writes
+        if capture and not tool.read_only:
+            self._record(context, tool, args, "ok", None)
+        db.session.commit()
+        return result if isinstance(result, dict) else {"result": result}
+
+    def _record_failure(
+        self, context: CallContext, tool: Tool, args: dict[str, Any], error: ChatmemError
+    ) -> None:
+        """Ledger a failed write in a fresh transaction (the tool's was rolled back)."""
+        if tool.read_only or not context.memory.snapshot().memory_enabled:
+            return
+        if context.session_id is not None:
+            from .memory.models import Session  # local: avoids a cycle at import
+
+            if context.memory.db.session.get(Session, context.session_id) is None:
+                context.session_id = None  # the implicit session was rolled back too
+        if context.session_id is None:
+            context.session_id = sessions.start(
+                context.memory.db,
+                user_id=context.user_id,
+                user_name=context.user_name,
+                channel=context.channel,
+                commit=False,
+            ).id
+        self._record(context, tool, args, "error", error)
+        context.memory.db.session.commit()
+
+    def _record(
+        self,
+        context: CallContext,
+        tool: Tool,
+        args: dict[str, Any],
+        outcome: str,
+        error: ChatmemError | None,
+    ) -> None:
+        detail = None
+        if isinstance(error, BlockedByMemory):
+            detail = f"guidance #{error.details.get('guidance_id')}: {error.details.get('title')}"
+        elif error is not None:
+            detail = error.message
+        ledger.record(
+            context.memory.db,
+            session_id=context.session_id,
+            user_id=context.user_id,
+            channel=context.channel,
+            tool=tool.name,
+            arguments=args,
+            outcome=outcome,
+            error_code=error.code if error else None,
+            detail=detail,
+            max_len=context.memory.config("CHATMEM_LEDGER_VALUE_MAX"),
+        )
+
+
+def canonical_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """Coerce integer-typed inputs sent as numeric text ("042", " 42") or 42.0.
+
+    Doing this before validation means a guardrail on post 42 sees one
+    spelling, and the tool acts on exactly what the guardrail checked.
+    """
+    properties = schema.get("properties") or {}
+    out = dict(arguments)
+    for key, value in arguments.items():
+        declared = (properties.get(key) or {}).get("type")
+        types = declared if isinstance(declared, list) else [declared]
+        if "integer" not in types or isinstance(value, bool):
+            continue
+        if isinstance(value, str) and _INTEGER_TEXT.fullmatch(value):
+            out[key] = int(value.strip())
+        elif isinstance(value, float) and value.is_integer():
+            out[key] = int(value)
+    return out
+
+
+def validate(tool: Tool, arguments: Any) -> dict[str, Any]:
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise InvalidParams(
+            "Tool arguments must be a JSON object.", details={"field": "arguments"}
+        )
+    args = canonical_arguments(tool.input_schema, arguments)
+    errors = sorted(tool.validator.iter_errors(args), key=lambda e: list(e.absolute_path))
+    if errors:
+        field_name, message = describe_error(errors[0])
+        raise InvalidParams(message, details={"field": field_name})
+    return args
+
+
+def describe_error(error: ValidationError) -> tuple[str, str]:
+    """A short message naming the field, without echoing huge values back."""
+    path = "/".join(str(p) for p in error.absolute_path)
+    instance = error.instance
+    kind = error.validator
+    if kind == "required" and isinstance(instance, dict):
+        missing = next((p for p in error.validator_value if p not in instance), "")
+        name = f"{path}/{missing}" if path else str(missing)
+        return name, f"{name} is required."
+    if kind == "additionalProperties" and isinstance(instance, dict):
+        known = set((error.schema.get("properties") or {}).keys())
+        extra = sorted(k for k in instance if k not in known)
+        name = f"{path}/{extra[0]}" if path and extra else (extra[0] if extra else path)
+        return name, f"{name} is not an accepted field."
+    label = path or "arguments"
+    messages = {
+        "type": lambda: f"{label} must be of type {error.validator_value}.",
+        "enum": lambda: f"{label} must be one of: {', '.join(map(str, error.validator_value))}.",
+        "maxLength": lambda: f"{label} is longer than {error.validator_value} characters.",
+        "minLength": lambda: f"{label} must not be empty.",
+        "pattern": lambda: f"{label} must not be blank.",
+        "maxItems": lambda: f"{label} has more than {error.validator_value} items.",
+        "minimum": lambda: f"{label} must be at least {error.validator_value}.",
+        "maximum": lambda: f"{label} must be at most {error.validator_value}.",
+    }
+    build = messages.get(str(kind))
+    return label, build() if build else f"{label}: {error.message[:200]}"

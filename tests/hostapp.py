@@ -1,0 +1,144 @@
+"""A small host app for the tests: the way a real product plugs chatmem in.
+
+Users live in a plain dict (the host's business, not chatmem's); posts are a
+host table on the host's own `db`. The tools are the ones SPEC §12 names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import Flask
+from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy import String
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from chatmem import ChatMemory, NotFound
+
+
+@dataclass
+class User:
+    id: int
+    username: str
+    capabilities: set[str] = field(default_factory=set)
+    is_authenticated: bool = True
+
+    def get_id(self) -> str:
+        return str(self.id)
+
+
+USERS = {
+    "admin": User(1, "admin", {"manage_options", "edit_posts"}),
+    "editor": User(2, "editor", {"edit_posts"}),
+    "viewer": User(3, "viewer", set()),
+}
+
+
+def create_host_app(database_url: str, *, seed: bool = True, **config: Any) -> Flask:
+    """A host app; `seed=False` makes a second 'worker' on an existing database."""
+    class Base(DeclarativeBase):
+        pass
+
+    db = SQLAlchemy(model_class=Base)
+
+    class Post(db.Model):  # type: ignore[name-defined]
+        __tablename__ = "host_post"
+        id: Mapped[int] = mapped_column(primary_key=True)
+        title: Mapped[str] = mapped_column(String(200))
+        post_type: Mapped[str] = mapped_column(String(40))
+
+    app = Flask("hostapp")
+    app.config.update(
+        SQLALCHEMY_DATABASE_URI=database_url,
+        SECRET_KEY="test",
+        TESTING=True,
+        **config,
+    )
+    db.init_app(app)
+    memory = ChatMemory(app, db=db)
+    app.extensions["test_host"] = {"db": db, "Post": Post, "memory": memory, "users": USERS}
+
+    @memory.user_loader
+    def load_user(user_id: str) -> User | None:
+        return next((u for u in USERS.values() if str(u.id) == user_id), None)
+
+    @memory.post_type_resolver
+    def post_type(post_id: Any) -> str | None:
+        post = db.session.get(Post, int(post_id)) if str(post_id).isdigit() else None
+        return post.post_type if post else None
+
+    @memory.tool(
+        name="get-post",
+        description="Read one post.",
+        input_schema={
+            "type": "object",
+            "properties": {"post_id": {"type": "integer"}},
+            "required": ["post_id"],
+        },
+        read_only=True,
+    )
+    def get_post(post_id: int) -> dict[str, Any]:
+        post = db.session.get(Post, post_id)
+        if post is None:
+            raise NotFound(f"No post {post_id}.")
+        return {"id": post.id, "title": post.title, "post_type": post.post_type}
+
+    @memory.tool(
+        name="update-post",
+        description="Change a post's title.",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "post_id": {"type": "integer"},
+                "title": {"type": "string", "maxLength": 200},
+                "api_key": {"type": "string"},
+            },
+            "required": ["post_id", "title"],
+        },
+    )
+    def update_post(post_id: int, title: str, api_key: str | None = None) -> dict[str, Any]:
+        post = db.session.get(Post, post_id)
+        if post is None:
+            raise NotFound(f"No post {post_id}.")
+        post.title = title
+        return {"id": post.id, "title": post.title}
+
+    @memory.tool(
+        name="create-user",
+        description="Create a user.",
+        input_schema={
+            "type": "object",
+            "properties": {"username": {"type": "string"}, "password": {"type": "string"}},
+            "required": ["username"],
+        },
+    )
+    def create_user(username: str, password: str | None = None) -> dict[str, Any]:
+        return {"created": username}
+
+    @memory.tool(
+        name="explode",
+        description="A host tool with a bug.",
+        input_schema={"type": "object", "properties": {}},
+    )
+    def explode() -> dict[str, Any]:
+        raise RuntimeError("secret internal detail")
+
+    if not seed:
+        return app
+    with app.app_context():
+        db.drop_all()
+        from chatmem.memory.models import Base as ChatmemBase
+
+        ChatmemBase.metadata.drop_all(db.engine)
+        db.create_all()
+        memory.create_all()
+        db.session.add_all(
+            [
+                Post(id=7, title="Hello", post_type="post"),
+                Post(id=42, title="Checkout", post_type="page"),
+                Post(id=3, title="Site header", post_type="header_footer"),
+            ]
+        )
+        db.session.commit()
+    return app

@@ -1,0 +1,123 @@
+"""The approval gate, dedup, stale edits and the audit trail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chatmem import Conflict, InvalidParams
+from chatmem.memory import guidance
+
+
+def test_proposals_wait_for_approval(memory: Any, db: Any, admin: Any, editor: Any) -> None:
+    result = memory.call_tool("remember", {"type": "fact", "text": "Checkout is page 42"}, user=editor)
+    assert result["status"] == "pending"
+    assert memory.system_context() == ""
+    assert memory.call_tool("recall", {}, user=editor)["guidance"] == []
+    entry = guidance.approve(db, result["id"], actor_id=str(admin.id))
+    assert (entry.status, entry.approved_by) == ("publish", "1")
+    assert "Checkout is page 42" in memory.system_context()
+    [found] = memory.call_tool("recall", {}, user=editor)["guidance"]
+    assert found["origin"] == "agent" and found["title"] == "Checkout is page 42"
+
+
+def test_without_require_approval_proposals_publish_at_once(memory: Any, db: Any, admin: Any, editor: Any) -> None:
+    memory.set_setting("require_approval", False, actor=admin)
+    result = memory.call_tool("remember", {"type": "convention", "text": "Sentence case"}, user=editor)
+    assert result["status"] == "publish"
+    assert "Conventions: Sentence case" in memory.system_context()
+    taken = memory.call_tool(
+        "save-session-summary",
+        {"summary": "s", "takeaways": [{"type": "fact", "text": "A takeaway"}]},
+        user=editor,
+    )
+    assert taken["proposed"] == 1
+    assert "A takeaway" in memory.system_context()
+
+
+def test_identical_proposals_are_one_entry(memory: Any, db: Any, admin: Any, editor: Any) -> None:
+    first = memory.call_tool("remember", {"type": "fact", "text": "Checkout is  page 42"}, user=editor)
+    again = memory.call_tool("remember", {"type": "fact", "text": "  checkout IS page\n42 "}, user=editor)
+    assert again == first
+    guidance.approve(db, first["id"], actor_id="1")
+    third = memory.call_tool("remember", {"type": "fact", "text": "CHECKOUT is page 42"}, user=editor)
+    assert third == {"id": first["id"], "status": "publish"}
+    guidance.trash(db, first["id"], actor_id="1")
+    fourth = memory.call_tool("remember", {"type": "fact", "text": "checkout is page 42"}, user=editor)
+    assert fourth["id"] != first["id"] and fourth["status"] == "pending"
+
+
+def test_title_defaults_to_first_eight_words(memory: Any, db: Any, editor: Any) -> None:
+    text = "one two three four five six seven eight nine ten"
+    result = memory.call_tool("remember", {"type": "fact", "text": text}, user=editor)
+    assert guidance.get(db, result["id"]).title == "one two three four five six seven eight"
+
+
+def test_stale_edit_is_refused_and_nothing_is_overwritten(db: Any, admin: Any) -> None:
+    entry = guidance.admin_add(db, {"type": "fact", "text": "original"}, actor_id="1")
+    seen = entry.version
+    guidance.edit(db, entry.id, {"text": "first edit"}, actor_id="1", expected_version=seen)
+    with pytest.raises(Conflict):
+        guidance.edit(db, entry.id, {"text": "second edit"}, actor_id="1", expected_version=seen)
+    with pytest.raises(Conflict):
+        guidance.approve(db, entry.id, actor_id="1", expected_version=seen)
+    assert guidance.get(db, entry.id).text == "first edit"
+
+
+def test_concurrent_edit_loses_cleanly(app: Any, second_worker: Any) -> None:
+    """Two workers read an entry at the same version; the second writer gets 409."""
+    other = second_worker
+    with app.app_context():
+        db = app.extensions["test_host"]["db"]
+        eid = guidance.admin_add(db, {"type": "fact", "text": "v1"}, actor_id="1").id
+        mine = guidance.get(db, eid)  # worker A is mid-request, holding version 1
+        assert (mine.text, mine.version) == ("v1", 1)
+        with other.app_context():
+            other_db = other.extensions["test_host"]["db"]
+            guidance.edit(other_db, eid, {"text": "from worker B"}, actor_id="2")
+        with pytest.raises(Conflict):
+            guidance.edit(db, eid, {"text": "from worker A"}, actor_id="1")
+        db.session.expunge_all()
+        assert guidance.get(db, eid).text == "from worker B"
+
+
+def test_lifecycle_transitions_and_audit_trail(memory: Any, db: Any, editor: Any) -> None:
+    result = memory.call_tool("remember", {"type": "fact", "text": "x marks the spot"}, user=editor)
+    eid = result["id"]
+    entry = guidance.edit(db, eid, {"text": "y marks the spot", "scope": "maps"}, actor_id="1")
+    assert entry.title == "y marks the spot" and entry.scope == "maps"
+    guidance.approve(db, eid, actor_id="1")
+    with pytest.raises(Conflict):
+        guidance.approve(db, eid, actor_id="1")
+    with pytest.raises(Conflict):
+        guidance.reject(db, eid, actor_id="1")
+    guidance.set_enabled(db, eid, False, actor_id="1")
+    guidance.trash(db, eid, actor_id="1")
+    with pytest.raises(Conflict):
+        guidance.edit(db, eid, {"text": "z"}, actor_id="1")
+    restored = guidance.restore(db, eid, actor_id="1")
+    assert (restored.status, restored.enabled) == ("publish", False)
+    actions = [(e.action, e.actor_id) for e in guidance.events(db, eid)]
+    assert actions == [
+        ("propose", "2"), ("edit", "1"), ("approve", "1"), ("disable", "1"), ("trash", "1"), ("restore", "1"),
+    ]
+    assert guidance.events(db, eid)[1].detail["text"] == ["x marks the spot", "y marks the spot"]
+
+
+def test_admin_add_is_published_by_admin_and_validated(db: Any) -> None:
+    entry = guidance.admin_add(
+        db, {"type": "guardrail", "text": "never edit the logo", "target": "post_id:9", "severity": "block"}, actor_id="1"
+    )
+    assert (entry.status, entry.origin, entry.approved_by) == ("publish", "admin", "1")
+    for bad, field in [
+        ({"type": "fact"}, "text"),
+        ({"type": "gossip", "text": "x"}, "type"),
+        ({"type": "fact", "text": "x", "severity": "fatal"}, "severity"),
+        ({"type": "fact", "text": "x" * 1001}, "text"),
+        ({"type": "fact", "text": "x", "colour": "red"}, "colour"),
+    ]:
+        with pytest.raises(InvalidParams) as caught:
+            guidance.admin_add(db, bad, actor_id="1")
+        assert caught.value.details["field"] == field
+    assert db.session.query(guidance.Guidance).count() == 1

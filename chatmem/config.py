@@ -9,17 +9,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .providers import DEFAULTS as PROVIDER_DEFAULTS
+
 DEFAULTS: dict[str, tuple[Any, str]] = {
-    "CHATMEM_URL_PREFIX": ("/chatmem", "URL prefix of the Memory screen, the MCP endpoint and the REST routes."),
-    "CHATMEM_SERVER_NAME": ("chatmem", "Server name: a tool's full name is `<server name>/<tool>`; also the MCP serverInfo name."),
+    "CHATMEM_URL_PREFIX": (
+        "/chatmem",
+        "URL prefix of the Memory screen, the MCP endpoint and the REST routes.",
+    ),
+    "CHATMEM_SERVER_NAME": (
+        "chatmem",
+        "Server name: a tool's full name is `<server name>/<tool>`; also the MCP serverInfo name.",
+    ),
     "CHATMEM_SESSION_IDLE_MINUTES": (30, "A session idle this long is ended by the sweep."),
-    "CHATMEM_LEDGER_VALUE_MAX": (200, "Argument strings longer than this are cut in the change ledger."),
-    "CHATMEM_LICENSE_ACTIVE": (True, "The licence state used when the host registers no `license_checker`."),
-    "CHATMEM_PROVIDER": ("none", "LLM provider for auto-summaries and the demo chat: `openai`, `anthropic` or `none`."),
-    "CHATMEM_MODEL": (None, "Model name; empty picks the provider's cheap default."),
-    "CHATMEM_OPENAI_API": ("responses", "`responses` (OpenAI Responses API) or `chat` for Chat Completions-only servers."),
-    "CHATMEM_PROVIDER_TIMEOUT": (20, "Seconds before a provider request times out."),
-    "CHATMEM_PROVIDER_MAX_RETRIES": (1, "Retries the SDK itself makes before chatmem's own job back-off."),
+    "CHATMEM_LEDGER_VALUE_MAX": (
+        200,
+        "Argument strings longer than this are cut in the change ledger.",
+    ),
+    "CHATMEM_LICENSE_ACTIVE": (
+        True,
+        "The licence state used when the host registers no `license_checker`.",
+    ),
+    **PROVIDER_DEFAULTS,
 }
 
 

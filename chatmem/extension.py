@@ -133,9 +133,7 @@ class ChatMemory:
         self._capability_checker = func
         return func
 
-    def post_type_resolver(
-        self, func: Callable[[Any], str | None]
-    ) -> Callable[[Any], str | None]:
+    def post_type_resolver(self, func: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
         self._post_type_resolver = func
         return func
 
@@ -258,9 +256,7 @@ class ChatMemory:
 
     # -- the Python channel -------------------------------------------------
 
-    def context_for(
-        self, user: Any, *, channel: str, session_id: str | None = None
-    ) -> CallContext:
+    def context_for(self, user: Any, *, channel: str, session_id: str | None = None) -> CallContext:
         return CallContext(
             memory=self,
             user=user,

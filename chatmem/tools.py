@@ -257,9 +257,7 @@ def validate(tool: Tool, arguments: Any) -> dict[str, Any]:
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
-        raise InvalidParams(
-            "Tool arguments must be a JSON object.", details={"field": "arguments"}
-        )
+        raise InvalidParams("Tool arguments must be a JSON object.", details={"field": "arguments"})
     args = canonical_arguments(tool.input_schema, arguments)
     errors = sorted(tool.validator.iter_errors(args), key=lambda e: list(e.absolute_path))
     if errors:

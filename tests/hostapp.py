@@ -37,6 +37,7 @@ USERS = {
 
 def create_host_app(database_url: str, *, seed: bool = True, **config: Any) -> Flask:
     """A host app; `seed=False` makes a second 'worker' on an existing database."""
+
     class Base(DeclarativeBase):
         pass
 

@@ -64,9 +64,7 @@ def test_cap_keeps_whole_entries_in_priority_order(memory: Any, db: Any, admin: 
     assert not {e.id for e in shown} & left
     # Never a cut entry: every item between separators is a whole entry text.
     items = [
-        item
-        for line in text.splitlines()[1:-1]
-        for item in line.split(": ", 1)[1].split("; ")
+        item for line in text.splitlines()[1:-1] for item in line.split(": ", 1)[1].split("; ")
     ]
     assert sorted(items) == sorted(e.text for e in shown)
     # All guardrails (highest priority) come before any instruction is shown.

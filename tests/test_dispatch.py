@@ -18,7 +18,9 @@ def counts(db: Any) -> tuple[int, int, int]:
     )
 
 
-def expect_error(memory: Any, user: Any, name: str, arguments: Any, code: str, field: str | None = None) -> ChatmemError:
+def expect_error(
+    memory: Any, user: Any, name: str, arguments: Any, code: str, field: str | None = None
+) -> ChatmemError:
     with pytest.raises(ChatmemError) as caught:
         memory.call_tool(name, arguments, user=user)
     assert caught.value.code == code, caught.value.message
@@ -51,9 +53,21 @@ BAD_INPUTS = [
     ("save-session-summary", {"summary": ""}, "summary"),
     ("save-session-summary", {"summary": "x" * 4001}, "summary"),
     ("save-session-summary", {"summary": "ok", "takeaways": "be nice"}, "takeaways"),
-    ("save-session-summary", {"summary": "ok", "takeaways": [{"type": "fact"}]}, "takeaways/0/text"),
-    ("save-session-summary", {"summary": "ok", "takeaways": [{"type": "gossip", "text": "x"}]}, "takeaways/0/type"),
-    ("save-session-summary", {"summary": "ok", "takeaways": [{"type": "fact", "text": "x"}] * 21}, "takeaways"),
+    (
+        "save-session-summary",
+        {"summary": "ok", "takeaways": [{"type": "fact"}]},
+        "takeaways/0/text",
+    ),
+    (
+        "save-session-summary",
+        {"summary": "ok", "takeaways": [{"type": "gossip", "text": "x"}]},
+        "takeaways/0/type",
+    ),
+    (
+        "save-session-summary",
+        {"summary": "ok", "takeaways": [{"type": "fact", "text": "x"}] * 21},
+        "takeaways",
+    ),
     ("save-session-summary", 17, "arguments"),
 ]
 
@@ -70,7 +84,14 @@ def test_bad_input_is_refused_naming_the_field_and_changes_nothing(
 
 def test_host_tool_input_is_validated_too(memory: Any, db: Any, editor: Any) -> None:
     before = counts(db)
-    expect_error(memory, editor, "update-post", {"post_id": "forty-two", "title": "x"}, "invalid_params", "post_id")
+    expect_error(
+        memory,
+        editor,
+        "update-post",
+        {"post_id": "forty-two", "title": "x"},
+        "invalid_params",
+        "post_id",
+    )
     expect_error(memory, editor, "update-post", {"post_id": 42}, "invalid_params", "title")
     assert counts(db) == before
 
@@ -106,7 +127,10 @@ def test_a_failing_tool_rolls_back_its_writes(memory: Any, db: Any, editor: Any)
     sid = memory.start_session(editor, "python")
     expect_error(memory, editor, "update-post", {"post_id": 999, "title": "x"}, "not_found")
     memory.call_tool("update-post", {"post_id": 7, "title": "ok"}, user=editor, session_id=sid)
-    outcomes = [(e.tool, e.outcome, e.error_code) for e in db.session.query(LedgerEntry).order_by(LedgerEntry.id)]
+    outcomes = [
+        (e.tool, e.outcome, e.error_code)
+        for e in db.session.query(LedgerEntry).order_by(LedgerEntry.id)
+    ]
     assert outcomes == [("update-post", "error", "not_found"), ("update-post", "ok", None)]
 
 
@@ -118,10 +142,16 @@ def test_read_only_calls_are_not_ledgered(memory: Any, db: Any, editor: Any) -> 
 
 def test_secrets_are_redacted_and_long_values_cut(memory: Any, db: Any, editor: Any) -> None:
     sid = memory.start_session(editor, "python")
-    memory.call_tool("create-user", {"username": "eve", "password": "hunter2"}, user=editor, session_id=sid)
+    memory.call_tool(
+        "create-user", {"username": "eve", "password": "hunter2"}, user=editor, session_id=sid
+    )
     memory.call_tool(
         "update-post",
-        {"post_id": 7, "title": "key sk-ant-abcdefghijklmnopqrstuvwx and Bearer abcdefghijklmnop", "api_key": "sk-123"},
+        {
+            "post_id": 7,
+            "title": "key sk-ant-abcdefghijklmnopqrstuvwx and Bearer abcdefghijklmnop",
+            "api_key": "sk-123",
+        },
         user=editor,
         session_id=sid,
     )
@@ -129,23 +159,39 @@ def test_secrets_are_redacted_and_long_values_cut(memory: Any, db: Any, editor: 
     rows = db.session.query(LedgerEntry).order_by(LedgerEntry.id).all()
     assert rows[0].arguments == {"username": "eve", "password": "[redacted]"}
     assert rows[1].arguments["api_key"] == "[redacted]"
-    assert "sk-ant" not in rows[1].arguments["title"] and "abcdefghijklmnop" not in rows[1].arguments["title"]
+    assert (
+        "sk-ant" not in rows[1].arguments["title"]
+        and "abcdefghijklmnop" not in rows[1].arguments["title"]
+    )
     assert rows[2].arguments["username"] == "z" * 200 + "… [+300 chars]"
-    result = memory.call_tool("save-session-summary", {"summary": "did things"}, user=editor, session_id=sid)
+    result = memory.call_tool(
+        "save-session-summary", {"summary": "did things"}, user=editor, session_id=sid
+    )
     assert result == {"recorded": True, "proposed": 0}
     digest = db.session.get(Session, sid).digest
     assert "hunter2" not in digest and "sk-ant-abc" not in digest
 
 
-def test_summary_attaches_the_digest_and_retries_are_harmless(memory: Any, db: Any, admin: Any, editor: Any) -> None:
+def test_summary_attaches_the_digest_and_retries_are_harmless(
+    memory: Any, db: Any, admin: Any, editor: Any
+) -> None:
     from chatmem.memory import guidance
 
-    guidance.admin_add(db, {"type": "guardrail", "text": "no header", "target": "post_id:3", "severity": "block"}, actor_id="1")
+    guidance.admin_add(
+        db,
+        {"type": "guardrail", "text": "no header", "target": "post_id:3", "severity": "block"},
+        actor_id="1",
+    )
     sid = memory.start_session(editor, "python")
     memory.call_tool("update-post", {"post_id": 7, "title": "New"}, user=editor, session_id=sid)
     with pytest.raises(ChatmemError):
-        memory.call_tool("update-post", {"post_id": 3, "title": "Evil"}, user=editor, session_id=sid)
-    args = {"summary": "Renamed post 7.", "takeaways": [{"type": "fact", "text": "Post 7 is the blog intro"}]}
+        memory.call_tool(
+            "update-post", {"post_id": 3, "title": "Evil"}, user=editor, session_id=sid
+        )
+    args = {
+        "summary": "Renamed post 7.",
+        "takeaways": [{"type": "fact", "text": "Post 7 is the blog intro"}],
+    }
     first = memory.call_tool("save-session-summary", args, user=editor, session_id=sid)
     again = memory.call_tool("save-session-summary", args, user=editor, session_id=sid)
     assert first == {"recorded": True, "proposed": 1}
@@ -178,14 +224,29 @@ def test_recall_filters(memory: Any, db: Any, admin: Any, editor: Any) -> None:
 
     guidance.admin_add(db, {"type": "fact", "text": "Checkout is page 42"}, actor_id="1")
     guidance.admin_add(db, {"type": "convention", "text": "Use 100% metric_units"}, actor_id="1")
-    assert [g["text"] for g in memory.call_tool("recall", {"type": "fact"}, user=editor)["guidance"]] == ["Checkout is page 42"]
-    assert [g["type"] for g in memory.call_tool("recall", {"topic": "CHECKOUT"}, user=editor)["guidance"]] == ["fact"]
-    assert memory.call_tool("recall", {"topic": "100%"}, user=editor)["guidance"][0]["type"] == "convention"
-    assert memory.call_tool("recall", {"topic": "_"}, user=editor)["guidance"][0]["type"] == "convention"
-    assert memory.call_tool("recall", {"topic": "%"}, user=editor)["guidance"][0]["origin"] == "admin"
+    assert [
+        g["text"] for g in memory.call_tool("recall", {"type": "fact"}, user=editor)["guidance"]
+    ] == ["Checkout is page 42"]
+    assert [
+        g["type"]
+        for g in memory.call_tool("recall", {"topic": "CHECKOUT"}, user=editor)["guidance"]
+    ] == ["fact"]
+    assert (
+        memory.call_tool("recall", {"topic": "100%"}, user=editor)["guidance"][0]["type"]
+        == "convention"
+    )
+    assert (
+        memory.call_tool("recall", {"topic": "_"}, user=editor)["guidance"][0]["type"]
+        == "convention"
+    )
+    assert (
+        memory.call_tool("recall", {"topic": "%"}, user=editor)["guidance"][0]["origin"] == "admin"
+    )
     for i in range(5):
         sid = memory.start_session(editor, "python")
-        memory.call_tool("save-session-summary", {"summary": f"session {i}"}, user=editor, session_id=sid)
+        memory.call_tool(
+            "save-session-summary", {"summary": f"session {i}"}, user=editor, session_id=sid
+        )
     sessions = memory.call_tool("recall", {"limit": 3}, user=editor)["sessions"]
     assert [s["summary"] for s in sessions] == ["session 4", "session 3", "session 2"]
     assert sessions[0]["user"] == "editor" and sessions[0]["source"] == "python"

@@ -17,7 +17,9 @@ from tests.hostapp import USERS
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_a_second_worker_sees_approvals_and_switch_offs_at_once(app: Any, second_worker: Any) -> None:
+def test_a_second_worker_sees_approvals_and_switch_offs_at_once(
+    app: Any, second_worker: Any
+) -> None:
     worker_b = second_worker
     editor = USERS["editor"]
 
@@ -35,10 +37,17 @@ def test_a_second_worker_sees_approvals_and_switch_offs_at_once(app: Any, second
     with app.app_context():
         db = app.extensions["test_host"]["db"]
         memory = app.extensions["test_host"]["memory"]
-        fact = memory.call_tool("remember", {"type": "fact", "text": "Checkout is page 42"}, user=editor)
+        fact = memory.call_tool(
+            "remember", {"type": "fact", "text": "Checkout is page 42"}, user=editor
+        )
         rule = memory.call_tool(
             "remember",
-            {"type": "guardrail", "text": "Leave checkout alone", "target": "post_id:42", "severity": "block"},
+            {
+                "type": "guardrail",
+                "text": "Leave checkout alone",
+                "target": "post_id:42",
+                "severity": "block",
+            },
             user=editor,
         )
         # Worker B warms its caches while nothing is approved.
@@ -81,7 +90,11 @@ with app.app_context():
 def run_other_process(database_url: str) -> dict[str, str]:
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, database_url],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -90,7 +103,13 @@ def run_other_process(database_url: str) -> dict[str, str]:
 def test_another_process_sees_the_change(memory: Any, db: Any, database_url: str) -> None:
     assert run_other_process(database_url) == {"block": "", "update": "ran"}
     guidance.admin_add(
-        db, {"type": "guardrail", "text": "Hands off checkout", "target": "post_id:42", "severity": "block"},
+        db,
+        {
+            "type": "guardrail",
+            "text": "Hands off checkout",
+            "target": "post_id:42",
+            "severity": "block",
+        },
         actor_id="1",
     )
     seen = run_other_process(database_url)

@@ -43,10 +43,19 @@ def test_every_spelling_of_a_post_id_is_blocked(
 
 @pytest.mark.parametrize(
     "target",
-    ["create-user", "tool:create-user", "chatmem/create-user", "tool:chatmem/create-user",
-     "CREATE-USER", "Tool:Create-User", "  create-user  "],
+    [
+        "create-user",
+        "tool:create-user",
+        "chatmem/create-user",
+        "tool:chatmem/create-user",
+        "CREATE-USER",
+        "Tool:Create-User",
+        "  create-user  ",
+    ],
 )
-def test_tool_targets_in_every_form(memory: Any, db: Any, admin: Any, editor: Any, target: str) -> None:
+def test_tool_targets_in_every_form(
+    memory: Any, db: Any, admin: Any, editor: Any, target: str
+) -> None:
     guard(db, admin, target)
     with pytest.raises(BlockedByMemory):
         memory.call_tool("create-user", {"username": "eve"}, user=editor)
@@ -64,7 +73,9 @@ def test_id_key_and_other_posts(memory: Any, db: Any, ctx: Any, admin: Any, edit
     assert title_of(db, ctx, 7) == "fine"
 
 
-def test_post_type_resolves_through_the_host(memory: Any, db: Any, ctx: Any, admin: Any, editor: Any) -> None:
+def test_post_type_resolves_through_the_host(
+    memory: Any, db: Any, ctx: Any, admin: Any, editor: Any
+) -> None:
     guard(db, admin, "post_type:Header_Footer")
     with pytest.raises(BlockedByMemory) as caught:
         memory.call_tool("update-post", {"post_id": "003", "title": "hacked"}, user=editor)
@@ -75,8 +86,12 @@ def test_post_type_resolves_through_the_host(memory: Any, db: Any, ctx: Any, adm
     assert ledger(db) == [("update-post", "blocked"), ("update-post", "ok")]
 
 
-@pytest.mark.parametrize("target", ["page:42", "post:42", "posttype:page", "post_id:", "other/create-user", "tool:"])
-def test_unknown_or_empty_targets_never_block(memory: Any, db: Any, admin: Any, editor: Any, target: str) -> None:
+@pytest.mark.parametrize(
+    "target", ["page:42", "post:42", "posttype:page", "post_id:", "other/create-user", "tool:"]
+)
+def test_unknown_or_empty_targets_never_block(
+    memory: Any, db: Any, admin: Any, editor: Any, target: str
+) -> None:
     guard(db, admin, target)
     memory.call_tool("update-post", {"post_id": 42, "title": "t"}, user=editor)
     memory.call_tool("create-user", {"username": "u"}, user=editor)
@@ -87,7 +102,12 @@ def test_inert_guardrails_do_not_block(memory: Any, db: Any, admin: Any, editor:
     aid = str(admin.id)
     proposed = memory.call_tool(
         "remember",
-        {"type": "guardrail", "text": "no checkout edits", "target": "post_id:42", "severity": "block"},
+        {
+            "type": "guardrail",
+            "text": "no checkout edits",
+            "target": "post_id:42",
+            "severity": "block",
+        },
         user=editor,
     )
     assert proposed["status"] == "pending"
@@ -102,7 +122,9 @@ def test_inert_guardrails_do_not_block(memory: Any, db: Any, admin: Any, editor:
     memory.call_tool("update-post", {"post_id": 42, "title": "d"}, user=editor)  # trashed
 
 
-def test_warn_severity_and_other_types_are_advisory(memory: Any, db: Any, admin: Any, editor: Any) -> None:
+def test_warn_severity_and_other_types_are_advisory(
+    memory: Any, db: Any, admin: Any, editor: Any
+) -> None:
     guard(db, admin, "post_id:42", severity="warn")
     guidance.admin_add(
         db, {"type": "fact", "text": "f", "target": "post_id:42", "severity": "block"}, actor_id="1"
@@ -118,7 +140,9 @@ def test_read_only_tools_are_never_blocked(memory: Any, db: Any, admin: Any, edi
     assert ledger(db) == []
 
 
-def test_guardrail_on_a_memory_tool_applies_too(memory: Any, db: Any, admin: Any, editor: Any) -> None:
+def test_guardrail_on_a_memory_tool_applies_too(
+    memory: Any, db: Any, admin: Any, editor: Any
+) -> None:
     guard(db, admin, "remember")
     with pytest.raises(BlockedByMemory):
         memory.call_tool("remember", {"type": "fact", "text": "x"}, user=editor)

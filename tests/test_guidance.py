@@ -11,7 +11,9 @@ from chatmem.memory import guidance
 
 
 def test_proposals_wait_for_approval(memory: Any, db: Any, admin: Any, editor: Any) -> None:
-    result = memory.call_tool("remember", {"type": "fact", "text": "Checkout is page 42"}, user=editor)
+    result = memory.call_tool(
+        "remember", {"type": "fact", "text": "Checkout is page 42"}, user=editor
+    )
     assert result["status"] == "pending"
     assert memory.system_context() == ""
     assert memory.call_tool("recall", {}, user=editor)["guidance"] == []
@@ -22,9 +24,13 @@ def test_proposals_wait_for_approval(memory: Any, db: Any, admin: Any, editor: A
     assert found["origin"] == "agent" and found["title"] == "Checkout is page 42"
 
 
-def test_without_require_approval_proposals_publish_at_once(memory: Any, db: Any, admin: Any, editor: Any) -> None:
+def test_without_require_approval_proposals_publish_at_once(
+    memory: Any, db: Any, admin: Any, editor: Any
+) -> None:
     memory.set_setting("require_approval", False, actor=admin)
-    result = memory.call_tool("remember", {"type": "convention", "text": "Sentence case"}, user=editor)
+    result = memory.call_tool(
+        "remember", {"type": "convention", "text": "Sentence case"}, user=editor
+    )
     assert result["status"] == "publish"
     assert "Conventions: Sentence case" in memory.system_context()
     taken = memory.call_tool(
@@ -37,14 +43,22 @@ def test_without_require_approval_proposals_publish_at_once(memory: Any, db: Any
 
 
 def test_identical_proposals_are_one_entry(memory: Any, db: Any, admin: Any, editor: Any) -> None:
-    first = memory.call_tool("remember", {"type": "fact", "text": "Checkout is  page 42"}, user=editor)
-    again = memory.call_tool("remember", {"type": "fact", "text": "  checkout IS page\n42 "}, user=editor)
+    first = memory.call_tool(
+        "remember", {"type": "fact", "text": "Checkout is  page 42"}, user=editor
+    )
+    again = memory.call_tool(
+        "remember", {"type": "fact", "text": "  checkout IS page\n42 "}, user=editor
+    )
     assert again == first
     guidance.approve(db, first["id"], actor_id="1")
-    third = memory.call_tool("remember", {"type": "fact", "text": "CHECKOUT is page 42"}, user=editor)
+    third = memory.call_tool(
+        "remember", {"type": "fact", "text": "CHECKOUT is page 42"}, user=editor
+    )
     assert third == {"id": first["id"], "status": "publish"}
     guidance.trash(db, first["id"], actor_id="1")
-    fourth = memory.call_tool("remember", {"type": "fact", "text": "checkout is page 42"}, user=editor)
+    fourth = memory.call_tool(
+        "remember", {"type": "fact", "text": "checkout is page 42"}, user=editor
+    )
     assert fourth["id"] != first["id"] and fourth["status"] == "pending"
 
 
@@ -100,14 +114,26 @@ def test_lifecycle_transitions_and_audit_trail(memory: Any, db: Any, editor: Any
     assert (restored.status, restored.enabled) == ("publish", False)
     actions = [(e.action, e.actor_id) for e in guidance.events(db, eid)]
     assert actions == [
-        ("propose", "2"), ("edit", "1"), ("approve", "1"), ("disable", "1"), ("trash", "1"), ("restore", "1"),
+        ("propose", "2"),
+        ("edit", "1"),
+        ("approve", "1"),
+        ("disable", "1"),
+        ("trash", "1"),
+        ("restore", "1"),
     ]
     assert guidance.events(db, eid)[1].detail["text"] == ["x marks the spot", "y marks the spot"]
 
 
 def test_admin_add_is_published_by_admin_and_validated(db: Any) -> None:
     entry = guidance.admin_add(
-        db, {"type": "guardrail", "text": "never edit the logo", "target": "post_id:9", "severity": "block"}, actor_id="1"
+        db,
+        {
+            "type": "guardrail",
+            "text": "never edit the logo",
+            "target": "post_id:9",
+            "severity": "block",
+        },
+        actor_id="1",
     )
     assert (entry.status, entry.origin, entry.approved_by) == ("publish", "admin", "1")
     for bad, field in [

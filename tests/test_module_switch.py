@@ -14,7 +14,13 @@ from chatmem.memory.models import LedgerEntry, Session
 def test_memory_off_turns_everything_off(memory: Any, db: Any, admin: Any, editor: Any) -> None:
     guidance.admin_add(db, {"type": "fact", "text": "Checkout is page 42"}, actor_id="1")
     guidance.admin_add(
-        db, {"type": "guardrail", "text": "No header edits", "target": "post_id:3", "severity": "block"},
+        db,
+        {
+            "type": "guardrail",
+            "text": "No header edits",
+            "target": "post_id:3",
+            "severity": "block",
+        },
         actor_id="1",
     )
     assert memory.system_context() != ""
@@ -30,7 +36,9 @@ def test_memory_off_turns_everything_off(memory: Any, db: Any, admin: Any, edito
         with pytest.raises(ChatmemError) as caught:
             memory.call_tool(name, args, user=editor)
         assert caught.value.code == "memory_disabled"  # the tools
-    assert memory.call_tool("update-post", {"post_id": 3, "title": "ok"}, user=editor)  # enforcement
+    assert memory.call_tool(
+        "update-post", {"post_id": 3, "title": "ok"}, user=editor
+    )  # enforcement
     assert memory.start_session(editor, "chat") == ""
     assert db.session.query(LedgerEntry).count() == 0  # capture
     assert db.session.query(Session).count() == sessions_before

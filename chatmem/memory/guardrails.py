@@ -141,8 +141,7 @@ class GuardrailIndex:
         rules = self.by_tool.get(tool_name.lower())
         if rules:
             return rules[0]
-        ids = [canonical_id(arguments[k]) for k in ID_KEYS if k in arguments]
-        ids = [i for i in ids if i is not None]
+        ids = [i for k in ID_KEYS if k in arguments and (i := canonical_id(arguments[k]))]
         for ident in ids:
             rules = self.by_post_id.get(ident)
             if rules:

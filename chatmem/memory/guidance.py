@@ -288,9 +288,7 @@ def _commit_change(
     return entry
 
 
-def _event(
-    db: SQLAlchemy, entry: Guidance, action: str, actor_id: str | None, detail: Any
-) -> None:
+def _event(db: SQLAlchemy, entry: Guidance, action: str, actor_id: str | None, detail: Any) -> None:
     db.session.add(
         GuidanceEvent(guidance_id=entry.id, action=action, actor_id=actor_id, detail=detail)
     )

@@ -20,7 +20,9 @@ def _contains(column: Any, topic: str) -> ColumnElement[bool]:
     return func.lower(func.coalesce(column, "")).contains(topic.lower(), autoescape=True)
 
 
-def guidance(db: SQLAlchemy, *, type: str | None = None, topic: str | None = None) -> list[Guidance]:
+def guidance(
+    db: SQLAlchemy, *, type: str | None = None, topic: str | None = None
+) -> list[Guidance]:
     query = select(Guidance).where(Guidance.status == "publish", Guidance.enabled.is_(True))
     if type:
         query = query.where(Guidance.type == type)
@@ -32,7 +34,9 @@ def guidance(db: SQLAlchemy, *, type: str | None = None, topic: str | None = Non
 def session_records(db: SQLAlchemy, *, topic: str | None = None, limit: int = 10) -> list[Session]:
     query = select(Session).where(Session.recorded_at.is_not(None))
     if topic:
-        query = query.where(or_(_contains(Session.summary, topic), _contains(Session.digest, topic)))
+        query = query.where(
+            or_(_contains(Session.summary, topic), _contains(Session.digest, topic))
+        )
     query = query.order_by(Session.recorded_at.desc(), Session.id).limit(limit)
     return list(db.session.scalars(query))
 

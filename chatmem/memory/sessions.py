@@ -70,7 +70,9 @@ def get_open(db: SQLAlchemy, session_id: str, *, user_id: str) -> Session:
     if session is None or session.user_id != user_id:
         raise NotFound("No such session.", details={"session_id": session_id})
     if session.ended_at is not None:
-        raise NotFound("This session has ended; start a new one.", details={"session_id": session_id})
+        raise NotFound(
+            "This session has ended; start a new one.", details={"session_id": session_id}
+        )
     return session
 
 

@@ -35,8 +35,9 @@ DEFAULT_SNAPSHOT = Snapshot(0, True, True, False)
 def read(db: SQLAlchemy) -> Snapshot:
     """The current revision and switches: one primary-key read, never cached."""
     row = db.session.execute(
-        select(State.revision, State.memory_enabled, State.require_approval, State.auto_summarize)
-        .where(State.id == STATE_ID)
+        select(
+            State.revision, State.memory_enabled, State.require_approval, State.auto_summarize
+        ).where(State.id == STATE_ID)
     ).first()
     return Snapshot(*row) if row else DEFAULT_SNAPSHOT
 

@@ -20,18 +20,45 @@ _TEXT = {"type": "string", "minLength": 1, "maxLength": TEXT_MAX, "pattern": r"\
 GUIDANCE_FIELDS: dict[str, Any] = {
     "type": _TYPE,
     "text": {**_TEXT, "description": "The guidance itself, e.g. 'checkout is page 42'."},
-    "title": {"type": "string", "maxLength": TITLE_MAX, "description": "Short label; defaults to the first 8 words of text."},
-    "scope": {"type": "string", "maxLength": SCOPE_MAX, "description": "Free label such as global or checkout."},
-    "target": {"type": "string", "maxLength": TARGET_MAX, "description": "What a block guardrail refuses: tool:<slug>, post_id:<id> or post_type:<type>."},
-    "severity": {"type": "string", "enum": list(SEVERITIES), "description": "info, warn, or block (enforced once approved, with a target)."},
+    "title": {
+        "type": "string",
+        "maxLength": TITLE_MAX,
+        "description": "Short label; defaults to the first 8 words of text.",
+    },
+    "scope": {
+        "type": "string",
+        "maxLength": SCOPE_MAX,
+        "description": "Free label such as global or checkout.",
+    },
+    "target": {
+        "type": "string",
+        "maxLength": TARGET_MAX,
+        "description": (
+            "What a block guardrail refuses: tool:<slug>, post_id:<id> or post_type:<type>."
+        ),
+    },
+    "severity": {
+        "type": "string",
+        "enum": list(SEVERITIES),
+        "description": "info, warn, or block (enforced once approved, with a target).",
+    },
 }
 
 RECALL_INPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
         "type": {**_TYPE, "description": "Only guidance of this type."},
-        "topic": {"type": "string", "maxLength": TOPIC_MAX, "description": "Case-insensitive substring over guidance and session summaries."},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Most session records to return (default 10)."},
+        "topic": {
+            "type": "string",
+            "maxLength": TOPIC_MAX,
+            "description": "Case-insensitive substring over guidance and session summaries.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "description": "Most session records to return (default 10).",
+        },
     },
     "additionalProperties": False,
 }

@@ -93,8 +93,10 @@ class ChatMemory:
             )
         _config.apply_defaults(app.config)
         app.extensions["chatmem"] = _AppState(memory=self)
+        from .blueprints import register_blueprints
         from .cli import chatmem_cli
 
+        register_blueprints(app)
         app.cli.add_command(chatmem_cli)
 
     # -- host hooks ---------------------------------------------------------

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import Flask
+from flask import Flask, redirect, render_template_string, request, url_for
+from flask_login import LoginManager, login_user, logout_user
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import String
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -23,6 +24,8 @@ class User:
     username: str
     capabilities: set[str] = field(default_factory=set)
     is_authenticated: bool = True
+    is_active: bool = True
+    is_anonymous: bool = False
 
     def get_id(self) -> str:
         return str(self.id)
@@ -33,6 +36,12 @@ USERS = {
     "editor": User(2, "editor", {"edit_posts"}),
     "viewer": User(3, "viewer", set()),
 }
+
+
+LOGIN_PAGE = """<!doctype html><title>Log in</title>
+<form method="post"><input name="username" aria-label="Username">
+<input name="password" type="password" aria-label="Password">
+<button type="submit">Log in</button></form>"""
 
 
 def create_host_app(database_url: str, *, seed: bool = True, **config: Any) -> Flask:
@@ -58,11 +67,31 @@ def create_host_app(database_url: str, *, seed: bool = True, **config: Any) -> F
     )
     db.init_app(app)
     memory = ChatMemory(app, db=db)
+    login_manager = LoginManager(app)
+    login_manager.login_view = "login"
     app.extensions["test_host"] = {"db": db, "Post": Post, "memory": memory, "users": USERS}
 
-    @memory.user_loader
+    @login_manager.user_loader
     def load_user(user_id: str) -> User | None:
         return next((u for u in USERS.values() if str(u.id) == user_id), None)
+
+    @app.route("/login", methods=["GET", "POST"])
+    def login() -> Any:
+        """The host's own login (test host: the password is the username)."""
+        if request.method == "POST":
+            user = USERS.get(request.form.get("username", ""))
+            if user and request.form.get("password") == user.username:
+                login_user(user)
+                target = request.args.get("next", "")
+                return redirect(
+                    target if target.startswith("/") and not target.startswith("//") else "/"
+                )
+        return render_template_string(LOGIN_PAGE)
+
+    @app.route("/logout")
+    def logout() -> Any:
+        logout_user()
+        return redirect(url_for("login"))
 
     @memory.post_type_resolver
     def post_type(post_id: Any) -> str | None:

@@ -228,6 +228,15 @@ class ChatMemory:
             return _block.EMPTY
         return self._cache(snapshot).block
 
+    def pending_count(self) -> int:
+        """Proposals waiting for review: the number on the navigation badge."""
+        from sqlalchemy import func, select
+
+        from .memory.models import Guidance
+
+        query = select(func.count()).select_from(Guidance).where(Guidance.status == "pending")
+        return int(self.db.session.scalar(query) or 0)
+
     def system_context(self) -> str:
         """The `## Project memory` block for a new conversation, or ''."""
         return self.block().text

@@ -147,3 +147,12 @@ def test_admin_add_is_published_by_admin_and_validated(db: Any) -> None:
             guidance.admin_add(db, bad, actor_id="1")
         assert caught.value.details["field"] == field
     assert db.session.query(guidance.Guidance).count() == 1
+
+
+def test_pending_count_is_the_badge_number(memory: Any, db: Any, editor: Any) -> None:
+    assert memory.pending_count() == 0
+    first = memory.call_tool("remember", {"type": "fact", "text": "one"}, user=editor)
+    memory.call_tool("remember", {"type": "fact", "text": "two"}, user=editor)
+    assert memory.pending_count() == 2
+    guidance.approve(db, first["id"], actor_id="1")
+    assert memory.pending_count() == 1

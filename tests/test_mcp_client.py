@@ -23,9 +23,7 @@ from chatmem.memory.models import Guidance, Session
 pytestmark = pytest.mark.slow
 
 
-def run_client(
-    url: str, token: str, mode: str, body: Callable[[Client], Awaitable[Any]]
-) -> Any:
+def run_client(url: str, token: str, mode: str, body: Callable[[Client], Awaitable[Any]]) -> Any:
     async def main() -> Any:
         headers = {"Authorization": f"Bearer {token}"}
         async with httpx2.AsyncClient(headers=headers, timeout=20) as http:

@@ -265,6 +265,9 @@ def _check_envelope(method: str, params: dict[str, Any], version: str | None) ->
     if not isinstance(meta, dict) or any(
         key not in meta for key in (rpc.META_VERSION, rpc.META_CAPABILITIES)
     ):
+        if version is not None and version not in rpc.MODERN_VERSIONS:
+            # No envelope and a version from no era we know: say which versions we speak.
+            raise rpc.unsupported_version(version)
         raise RpcError(
             rpc.INVALID_PARAMS,
             f"params._meta must carry {rpc.META_VERSION!r} and {rpc.META_CAPABILITIES!r}.",

@@ -525,3 +525,20 @@ def test_memory_off_hides_memory_tools_and_mints_no_session(
     refused = call(client, editor_token, None, "recall", {}).json["result"]
     assert refused["isError"] is True
     assert refused["structuredContent"]["error"]["code"] == "memory_disabled"
+
+
+def test_a_server_fault_is_a_json_rpc_error_not_a_crash(
+    client: Any, editor_token: str, ctx: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = ctx.extensions["test_host"]["db"]
+    db.session.execute(db.text("DROP TABLE chatmem_rate"))
+    db.session.commit()
+    response = client.post(URL, json=rpc("ping"), headers=auth(editor_token))
+    assert response.status_code == 200
+    assert response.json["error"] == {"code": -32603, "message": "Internal error; it was logged."}
+    assert "chatmem_rate" not in response.get_data(as_text=True)
+    assert "MCP request failed" in caplog.text
+    rest = client.get("/chatmem/api/tools", headers=auth(editor_token))
+    assert rest.status_code == 500
+    assert rest.json["error"]["code"] == "internal_error"
+    assert "chatmem_rate" not in rest.get_data(as_text=True)

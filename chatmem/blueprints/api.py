@@ -13,6 +13,7 @@ from flask import Blueprint, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from ..errors import ChatmemError, InvalidParams
+from ..extension import user_id_of
 from ..memory import sessions
 from ..tools import Tool
 from .bearer import bearer, exempt_from_csrf, memory, parse_json, read_body, session_key
@@ -115,8 +116,6 @@ def _session_for(user: Any, key: str | None) -> str | None:
     mem = memory()
     if key is None or not mem.snapshot().memory_enabled:
         return None
-    from ..extension import user_id_of
-
     found = sessions.find_open(mem.db, user_id=user_id_of(user), channel="rest", external_key=key)
     if found is not None:
         return found.id

@@ -141,15 +141,16 @@ def endpoint() -> Response:
         # No server-to-client stream: 405 is the answer clients expect (not 404 or 200).
         return Response(status=405, headers={"Allow": "POST, DELETE"})
     try:
-        who = bearer()
-        if request.method == "DELETE":
-            return end_session(who)
-        body = read_body()
-    except ChatmemError as error:
-        return refusal(error)
-    try:
+        try:
+            who = bearer()
+            if request.method == "DELETE":
+                return end_session(who)
+            body = read_body()
+        except ChatmemError as error:
+            return refusal(error)
         return dispatch(who, body)
     except Exception:
+        # A bug or an outage (say, the database): a JSON-RPC error, never a 500 page.
         log.exception("MCP request failed")
         memory().db.session.rollback()
         return rpc_error(None, RpcError(rpc.INTERNAL_ERROR, "Internal error; it was logged."), 200)

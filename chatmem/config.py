@@ -30,6 +30,23 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
         "The licence state used when the host registers no `license_checker`.",
     ),
     **PROVIDER_DEFAULTS,
+    "CHATMEM_MCP_ALLOWED_HOSTS": (
+        None,
+        "Host headers the MCP endpoint accepts (`host`, `host:port`, `host:*`, or `*`); "
+        "None: localhost, 127.0.0.1 and [::1] on any port, plus SERVER_NAME.",
+    ),
+    "CHATMEM_MCP_ALLOWED_ORIGINS": (
+        (),
+        "Origins (`scheme://host[:port]`) allowed to call the MCP endpoint besides its own host.",
+    ),
+    "CHATMEM_MAX_BODY_BYTES": (
+        1024 * 1024,
+        "Largest request body the MCP endpoint and the REST routes read (413 above it).",
+    ),
+    "CHATMEM_RATE_LIMIT_PER_MINUTE": (
+        120,
+        "Requests one API token may make per minute over MCP and REST (429 above it); 0: no limit.",
+    ),
 }
 
 

@@ -81,6 +81,7 @@ class ChatMemory:
         self._post_type_resolver: Callable[[Any], str | None] | None = None
         self._license_checker: Callable[[], bool] | None = None
         self._user_loader: Callable[[str], Any] | None = None
+        self._user_by_name: Callable[[str], Any] | None = None
         _memory_tools.register(self.registry)
         if app is not None:
             self.init_app(app)
@@ -146,6 +147,11 @@ class ChatMemory:
     def user_loader(self, func: Callable[[str], Any]) -> Callable[[str], Any]:
         """`(user_id) -> user | None`: how API tokens and the CLI find a user."""
         self._user_loader = func
+        return func
+
+    def user_by_name(self, func: Callable[[str], Any]) -> Callable[[str], Any]:
+        """`(username) -> user | None`: how `flask chatmem token create <username>` finds a user."""
+        self._user_by_name = func
         return func
 
     # -- state --------------------------------------------------------------
@@ -218,6 +224,13 @@ class ChatMemory:
         login_manager = getattr(current_app, "login_manager", None)
         loader = getattr(login_manager, "_user_callback", None)
         return loader(user_id) if loader else None
+
+    def load_user_by_name(self, username: str) -> Any:
+        if self._user_by_name is None:
+            raise RuntimeError(
+                "Register @memory.user_by_name so chatmem can find a user by username."
+            )
+        return self._user_by_name(username)
 
     # -- injection and enforcement -------------------------------------------
 

@@ -68,3 +68,34 @@ def admin() -> Any:
 @pytest.fixture
 def editor() -> Any:
     return USERS["editor"]
+
+
+@pytest.fixture
+def make_token(app: Flask) -> Any:
+    """`make_token("editor")` -> a plain API token for that test user."""
+    from chatmem import tokens
+
+    def make(username: str, name: str = "test") -> str:
+        with app.app_context():
+            db = app.extensions["test_host"]["db"]
+            return tokens.create(db, user_id=str(USERS[username].id), name=name)[1]
+
+    return make
+
+
+@pytest.fixture
+def live_server(app: Flask) -> Iterator[str]:
+    """The test host app served over real HTTP on 127.0.0.1 (a free port); yields its base URL."""
+    import threading
+
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+        server.server_close()

@@ -132,13 +132,21 @@ def post_message(conversation: Conversation, user: User, content: Any) -> list[C
     turn = _Turn(conversation, user)
     turn.add(role="user", content=content)
     if conversation.title == "New conversation":
-        conversation.title = " ".join(content.split())[:TITLE_CHARS]
+        conversation.title = short_title(content)
     command = _TOOL_COMMAND.match(content.strip())
     if command:
         turn.tool_command(command["name"], command["args"])
     else:
         turn.ask_model()
     return turn.added
+
+
+def short_title(content: str) -> str:
+    """The first words of the first message, cut at a word boundary."""
+    text = " ".join(content.split())
+    if len(text) <= TITLE_CHARS:
+        return text
+    return text[:TITLE_CHARS].rsplit(" ", 1)[0] + "…"
 
 
 def _require_open(conversation: Conversation) -> None:

@@ -55,7 +55,7 @@
     const args = el("div", "tool-section");
     args.append(el("h3", "", "Arguments"), el("pre", "", json(message.arguments)));
     const result = el("details", "tool-section");
-    result.open = outcome !== "ok" || json(message.result).length < 400;
+    result.open = outcome !== "ok" || json(message.result).length < 160;  // failures stay open
     result.append(el("summary", "", "Result"), el("pre", "", json(message.result)));
     card.append(args, result);
     return card;
@@ -100,6 +100,11 @@
         const reply = await post(api + "/" + data.conversation.id + "/messages", { content });
         box.value = "";
         append(reply.messages);
+        const heading = document.querySelector(".conversation-head h1");
+        if (heading && heading.textContent === "New conversation") {
+          const text = content.split(/\s+/).join(" ");  // as the server's short_title
+          heading.textContent = text.length <= 60 ? text : text.slice(0, 60).replace(/ [^ ]*$/, "") + "…";
+        }
       } catch (error) {
         showError(error.message);
       } finally {

@@ -64,6 +64,10 @@ def find_open(db: SQLAlchemy, *, user_id: str, channel: str, external_key: str) 
     ).first()
 
 
+def exists(db: SQLAlchemy, session_id: str) -> bool:
+    return db.session.get(Session, session_id) is not None
+
+
 def get_open(db: SQLAlchemy, session_id: str, *, user_id: str) -> Session:
     """A session the user may add calls to; others' sessions look absent."""
     session = db.session.get(Session, session_id)

@@ -20,8 +20,8 @@ from .memory import tools as _memory_tools
 from .memory.guardrails import GuardrailIndex
 from .memory.models import Base
 from .memory.sessions import end as _end_session
+from .memory.sessions import idle_ids as _idle_ids
 from .memory.sessions import start as _start_session
-from .memory.sessions import sweep as _sweep
 from .tools import CallContext, Tool, ToolRegistry
 
 log = logging.getLogger("chatmem")
@@ -82,6 +82,7 @@ class ChatMemory:
         self._license_checker: Callable[[], bool] | None = None
         self._user_loader: Callable[[str], Any] | None = None
         self._user_by_name: Callable[[str], Any] | None = None
+        self._transcript_loader: Callable[[str], str | None] | None = None
         _memory_tools.register(self.registry)
         if app is not None:
             self.init_app(app)
@@ -152,6 +153,15 @@ class ChatMemory:
     def user_by_name(self, func: Callable[[str], Any]) -> Callable[[str], Any]:
         """`(username) -> user | None`: how `flask chatmem token create <username>` finds a user."""
         self._user_by_name = func
+        return func
+
+    def transcript_loader(self, func: Callable[[str], str | None]) -> Callable[[str], str | None]:
+        """`(session_id) -> str | None`: the conversation text of a session the sweep ends.
+
+        The sweep has no conversation at hand, so without this hook an idle
+        session's auto-summary sees only its digest.
+        """
+        self._transcript_loader = func
         return func
 
     # -- state --------------------------------------------------------------
@@ -324,6 +334,20 @@ class ChatMemory:
             _end_session(self.db, session_id, transcript=transcript)
 
     def sweep(self) -> int:
-        """End idle sessions; returns how many were ended."""
+        """End idle sessions (with their transcripts, if the host can load them)."""
         minutes = float(self.config("CHATMEM_SESSION_IDLE_MINUTES"))
-        return _sweep(self.db, timedelta(minutes=minutes))
+        ids = _idle_ids(self.db, timedelta(minutes=minutes))
+        for session_id in ids:
+            _end_session(self.db, session_id, transcript=self._transcript_of(session_id))
+        return len(ids)
+
+    def _transcript_of(self, session_id: str) -> str | None:
+        if self._transcript_loader is None:
+            return None
+        try:
+            return self._transcript_loader(session_id)
+        except Exception:
+            # A host bug must not stop the sweep: the digest alone still records it.
+            log.exception("transcript_loader failed for session %s", session_id)
+            self.db.session.rollback()
+            return None

@@ -99,3 +99,38 @@ def live_server(app: Flask) -> Iterator[str]:
         server.shutdown()
         thread.join(timeout=10)
         server.server_close()
+
+
+# -- the demo app (chatmem.demo) -------------------------------------------------
+
+
+def reset_demo_database(url: str) -> None:
+    """Drop the demo's and chatmem's tables, so PostgreSQL starts clean like SQLite."""
+    from sqlalchemy import create_engine
+
+    from chatmem.demo.extensions import Base as DemoBase
+    from chatmem.memory.models import Base as ChatmemBase
+
+    engine = create_engine(url)
+    try:
+        DemoBase.metadata.drop_all(engine)
+        ChatmemBase.metadata.drop_all(engine)
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def demo_app(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Flask]:
+    """A freshly seeded demo app (provider none) on the test database."""
+    from chatmem.demo import create_app
+
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("SECRET_KEY", raising=False)
+    reset_demo_database(database_url)
+    app = create_app(
+        {"SQLALCHEMY_DATABASE_URI": database_url, "TESTING": True, "CHATMEM_PROVIDER": "none"},
+        instance_path=str(tmp_path / "instance"),
+    )
+    yield app
+    with app.app_context():
+        app.extensions["sqlalchemy"].engine.dispose()

@@ -7,8 +7,10 @@ import json
 from datetime import timedelta
 
 from flask import Flask
+from sqlalchemy import select
 
 from chatmem.demo.extensions import db, memory
+from chatmem.demo.models import User
 from chatmem.memory.models import LedgerEntry, Session, SummaryJob, utcnow
 from tests.demo_client import DemoClient, tool_results
 from tests.demo_story import (
@@ -241,3 +243,32 @@ def test_the_licence_follows_demo_config(demo_app: Flask) -> None:
         assert memory.licensed() is True
         demo_app.config["DEMO_LICENSE_ACTIVE"] = False
         assert memory.licensed() is False
+
+
+def test_scripts_can_use_an_api_token_instead_of_the_cookie(demo_app: Flask) -> None:
+    from chatmem import tokens
+
+    with demo_app.app_context():
+        editor = db.session.scalar(select(User).where(User.username == "editor"))
+        _row, plain = tokens.create(db, user_id=str(editor.id), name="script")
+    client = demo_app.test_client()
+    auth = {"Authorization": f"Bearer {plain}"}
+    created = client.post("/chat/api/conversations", headers=auth)
+    assert created.status_code == 201, created.get_json()
+    cid = created.get_json()["id"]
+    sent = client.post(
+        f"/chat/api/conversations/{cid}/messages",
+        json={"content": '/tool update-post {"post_id": 1, "title": "By token"}'},
+        headers=auth,
+    )
+    assert sent.status_code == 201
+    [result] = tool_results(sent.get_json()["messages"])
+    assert "By token" in json.dumps(result)
+    with demo_app.app_context():
+        from chatmem.demo.models import Post
+
+        assert db.session.get(Post, 1).title == "By token"
+    # A wrong token is no login at all, and cookies without CSRF still fail.
+    bad = client.post("/chat/api/conversations", headers={"Authorization": "Bearer cm_nope"})
+    assert bad.status_code in (401, 403)
+    assert client.post(f"/chat/api/conversations/{cid}/close", headers=auth).status_code == 200

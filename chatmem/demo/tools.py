@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app
+from flask import Request, current_app
 from sqlalchemy import select
 
-from chatmem import Conflict, InvalidParams, NotFound
+from chatmem import ChatmemError, Conflict, InvalidParams, NotFound
+from chatmem.tokens import authenticate
 
 from .extensions import db, login_manager, memory
 from .models import CAPABILITIES, POST_TYPES, Post, User
@@ -35,6 +36,17 @@ _POST_TYPE = {
 @login_manager.user_loader
 def load_user(user_id: str) -> User | None:
     return db.session.get(User, int(user_id)) if str(user_id).isdigit() else None
+
+
+@login_manager.request_loader
+def load_user_from_token(request: Request) -> User | None:
+    """Scripts may call the chat API with an API token instead of the session cookie."""
+    if not request.headers.get("Authorization", "").lower().startswith("bearer "):
+        return None
+    try:
+        return authenticate(memory, request.headers["Authorization"]).user  # type: ignore[no-any-return]
+    except ChatmemError:
+        return None
 
 
 @memory.user_loader

@@ -7,6 +7,8 @@ with chatmem's stable codes; nothing here answers with a stack trace.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,7 +30,7 @@ from werkzeug.exceptions import HTTPException
 from chatmem import ChatmemError, Forbidden, InvalidParams, NotFound, PayloadTooLarge, Unauthorized
 
 from . import chat
-from .extensions import db, login_manager, memory
+from .extensions import csrf, db, login_manager, memory
 from .models import Conversation, User
 
 bp = Blueprint("demo", __name__)
@@ -179,6 +181,22 @@ def connect() -> Any:
 # -- the chat JSON API ----------------------------------------------------------
 
 
+def csrf_unless_bearer(view: Callable[..., Any]) -> Callable[..., Any]:
+    """CSRF for cookie-authenticated calls; a bearer-token call has no cookie to ride.
+
+    A page on another site cannot send an Authorization header without a CORS
+    preflight this app never grants, so scripts using a token skip the token dance.
+    """
+
+    @functools.wraps(view)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        if not request.headers.get("Authorization", "").lower().startswith("bearer "):
+            csrf.protect()
+        return view(*args, **kwargs)
+
+    return csrf.exempt(checked)  # type: ignore[no-any-return]
+
+
 @bp.get(API + "conversations")
 @login_required
 def api_list() -> Any:
@@ -186,6 +204,7 @@ def api_list() -> Any:
 
 
 @bp.post(API + "conversations")
+@csrf_unless_bearer
 @login_required
 def api_create() -> Any:
     conversation = chat.start_conversation(current_user)
@@ -202,6 +221,7 @@ def api_show(conversation_id: int) -> Any:
 
 
 @bp.post(API + "conversations/<int:conversation_id>/messages")
+@csrf_unless_bearer
 @login_required
 def api_message(conversation_id: int) -> Any:
     conversation = _own(conversation_id)
@@ -213,6 +233,7 @@ def api_message(conversation_id: int) -> Any:
 
 
 @bp.post(API + "conversations/<int:conversation_id>/close")
+@csrf_unless_bearer
 @login_required
 def api_close(conversation_id: int) -> Any:
     conversation = _own(conversation_id)

@@ -68,3 +68,7 @@ def admin() -> Any:
 @pytest.fixture
 def editor() -> Any:
     return USERS["editor"]
+
+
+# The fake LLM server and a scrubbed provider environment, for any test file.
+from tests.fake_llm import fake_llm, provider_env  # noqa: E402, F401

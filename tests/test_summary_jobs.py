@@ -482,8 +482,10 @@ def test_two_workers_never_run_the_same_job_twice(
     for i in range(count):
         session_id = memory.start_session(editor, "chat")
         memory.end_session(session_id, transcript=f"user: task MARKER-{i:02d}-END")
-    for _ in range(count):
-        fake_llm.enqueue(RESPONSES, 200, openai_text(SUMMARY), delay=0.03)
+    # Whoever makes the first request is held up, so the other must be working meanwhile.
+    fake_llm.enqueue(RESPONSES, 200, openai_text(SUMMARY), delay=0.5)
+    for _ in range(count - 1):
+        fake_llm.enqueue(RESPONSES, 200, openai_text(SUMMARY), delay=0.01)
     db.session.commit()
     start = threading.Barrier(2, timeout=10)
     claimed: dict[str, int] = {}
@@ -495,8 +497,8 @@ def test_two_workers_never_run_the_same_job_twice(
                 worker_memory = worker.extensions["test_host"]["memory"]
                 start.wait()
                 total = 0
-                for _ in range(count + 5):  # bounded: each round claims at least one or stops
-                    stats = worker_memory.run_due_jobs(limit=2)
+                for _ in range(count + 5):  # bounded: each round claims one or stops
+                    stats = worker_memory.run_due_jobs(limit=1)
                     assert stats.failed == stats.retrying == 0, stats
                     if not stats.claimed:
                         break

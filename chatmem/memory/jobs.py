@@ -45,6 +45,7 @@ log = logging.getLogger("chatmem.jobs")
 # must not park a job for ever.
 RETRY_AFTER_CAP = timedelta(days=1)
 LAST_ERROR_MAX = 1000
+CLAIM_ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,16 @@ class Due(NamedTuple):
 def claim(db: SQLAlchemy, policy: Policy, *, now: datetime, limit: int) -> list[Claim]:
     """Claim up to `limit` due jobs and commit; jobs another worker holds are skipped."""
     db.session.commit()  # start from a clean transaction, never inside a caller's
-    return take(db, policy, find_due(db, policy, now=now, limit=limit), now=now)
+    claims: list[Claim] = []
+    # Workers reading at the same moment see the same first rows; the loser of
+    # a compare-and-set looks again (a few times) rather than go home empty.
+    for _ in range(CLAIM_ROUNDS):
+        rows = find_due(db, policy, now=now, limit=limit - len(claims))
+        got = take(db, policy, rows, now=now)
+        claims += got
+        if len(got) == len(rows) or len(claims) >= limit:
+            break
+    return claims
 
 
 def find_due(db: SQLAlchemy, policy: Policy, *, now: datetime, limit: int) -> list[Due]:

@@ -26,10 +26,16 @@ def create_tables() -> None:
 
 
 @chatmem_cli.command("sweep")
-def sweep() -> None:
-    """End sessions idle past CHATMEM_SESSION_IDLE_MINUTES."""
-    ended = _memory().sweep()
+@click.option("--limit", default=100, show_default=True, help="Most summary jobs to run.")
+def sweep(limit: int) -> None:
+    """End sessions idle past CHATMEM_SESSION_IDLE_MINUTES and run due summary jobs."""
+    memory = _memory()
+    ended = memory.sweep()
     click.echo(f"Ended {ended} idle session{'s' if ended != 1 else ''}.")
+    stats = memory.run_due_jobs(limit=limit)
+    click.echo(f"Summary jobs: {stats.claimed} run: {stats}.")
+    for error in stats.errors:
+        click.echo(f"Summary jobs not run: {error}", err=True)
 
 
 token_cli = AppGroup("token", help="API tokens for the MCP endpoint and the REST routes.")

@@ -47,6 +47,24 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
         120,
         "Requests one API token may make per minute over MCP and REST (429 above it); 0: no limit.",
     ),
+    "CHATMEM_SUMMARY_INPUT_MAX": (
+        12_000,
+        "Characters of transcript and digest sent to the provider for one summary.",
+    ),
+    "CHATMEM_JOB_MAX_ATTEMPTS": (5, "Tries of one auto-summary job before it is given up."),
+    "CHATMEM_JOB_BACKOFF_SECONDS": (
+        30,
+        "Wait before the first retry of a failed summary job; doubles with every try.",
+    ),
+    "CHATMEM_JOB_BACKOFF_MAX_SECONDS": (3600, "Longest wait between two tries of one job."),
+    "CHATMEM_JOB_LEASE_SECONDS": (
+        300,
+        "A claimed job not finished within this time is claimed again (its worker died).",
+    ),
+    "CHATMEM_BACKGROUND_SWEEP_SECONDS": (
+        0,
+        "Seconds between in-process sweeps (idle sessions and due jobs); 0 turns it off.",
+    ),
 }
 
 

@@ -6,8 +6,8 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
-from typing import Any, TypeVar
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from flask import Flask, current_app
 from flask_sqlalchemy import SQLAlchemy
@@ -15,6 +15,7 @@ from flask_sqlalchemy import SQLAlchemy
 from . import config as _config
 from .errors import BlockedByMemory
 from .memory import block as _block
+from .memory import jobs as _jobs
 from .memory import settings as _settings
 from .memory import tools as _memory_tools
 from .memory.guardrails import GuardrailIndex
@@ -23,6 +24,9 @@ from .memory.sessions import end as _end_session
 from .memory.sessions import idle_ids as _idle_ids
 from .memory.sessions import start as _start_session
 from .tools import CallContext, Tool, ToolRegistry
+
+if TYPE_CHECKING:
+    from .background import BackgroundSweeper
 
 log = logging.getLogger("chatmem")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -42,6 +46,7 @@ class _AppState:
     memory: ChatMemory
     cache: _Cache = field(default_factory=_Cache)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    sweeper: BackgroundSweeper | None = None
 
 
 def user_id_of(user: Any) -> str:
@@ -100,6 +105,11 @@ class ChatMemory:
 
         register_blueprints(app)
         app.cli.add_command(chatmem_cli)
+        if float(app.config["CHATMEM_BACKGROUND_SWEEP_SECONDS"]) > 0 and not app.testing:
+            # Started on the first request, not here: a thread started before
+            # gunicorn forks its workers (--preload) would not survive the fork,
+            # and CLI commands should not start one at all.
+            app.before_request(self._start_sweeper)
 
     # -- host hooks ---------------------------------------------------------
 
@@ -351,3 +361,55 @@ class ChatMemory:
             log.exception("transcript_loader failed for session %s", session_id)
             self.db.session.rollback()
             return None
+
+    # -- auto-summary jobs ----------------------------------------------------
+
+    def job_policy(self) -> _jobs.Policy:
+        return _jobs.Policy(
+            lease=timedelta(seconds=float(self.config("CHATMEM_JOB_LEASE_SECONDS"))),
+            max_attempts=int(self.config("CHATMEM_JOB_MAX_ATTEMPTS")),
+            backoff=timedelta(seconds=float(self.config("CHATMEM_JOB_BACKOFF_SECONDS"))),
+            backoff_max=timedelta(seconds=float(self.config("CHATMEM_JOB_BACKOFF_MAX_SECONDS"))),
+            input_max=int(self.config("CHATMEM_SUMMARY_INPUT_MAX")),
+        )
+
+    def run_due_jobs(self, *, limit: int = 20, now: datetime | None = None) -> _jobs.Stats:
+        """Run due auto-summary jobs: claim, ask the provider, store or schedule a retry.
+
+        Commits the current database session first. Safe in several processes
+        at once (claims are atomic). With Memory off nothing runs and jobs wait;
+        with Auto-summarize off or provider ``none`` due jobs finish at once as
+        digest only, without any provider call.
+        """
+        self._state()
+        snapshot = self.snapshot()
+        if not snapshot.memory_enabled:
+            return _jobs.Stats()
+        from .providers import provider_from_config
+
+        digest_only = (
+            not snapshot.auto_summarize
+            or str(self.config("CHATMEM_PROVIDER")).strip().lower() == "none"
+        )
+        config = current_app.config
+        factory = None if digest_only else (lambda: provider_from_config(config))
+        return _jobs.run_due(self.db, factory, self.job_policy(), now=now, limit=limit)
+
+    def _start_sweeper(self) -> None:
+        state = self._state()
+        if state.sweeper is not None:
+            return
+        with state.lock:
+            if state.sweeper is None:
+                from .background import BackgroundSweeper
+
+                interval = float(self.config("CHATMEM_BACKGROUND_SWEEP_SECONDS"))
+                state.sweeper = BackgroundSweeper(current_app._get_current_object(), interval)  # type: ignore[attr-defined]
+                state.sweeper.start()
+
+    def stop_background(self, timeout: float = 10.0) -> None:
+        """Stop this app's background sweeper, if one was started."""
+        state = self._state()
+        sweeper, state.sweeper = state.sweeper, None
+        if sweeper is not None:
+            sweeper.stop(timeout)

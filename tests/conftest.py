@@ -134,3 +134,7 @@ def demo_app(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     yield app
     with app.app_context():
         app.extensions["sqlalchemy"].engine.dispose()
+
+
+# The fake LLM server and a scrubbed provider environment, for any test file.
+from tests.fake_llm import fake_llm, provider_env  # noqa: E402, F401

@@ -121,14 +121,6 @@ def idle_ids(db: SQLAlchemy, idle: timedelta, now: datetime | None = None) -> li
     )
 
 
-def sweep(db: SQLAlchemy, idle: timedelta, now: datetime | None = None) -> int:
-    """End every session idle for longer than `idle`; returns how many."""
-    ids = idle_ids(db, idle, now)
-    for session_id in ids:
-        end(db, session_id)
-    return len(ids)
-
-
 def _refresh_digest(db: SQLAlchemy, session: Session) -> None:
     db.session.flush()
     session.digest, session.change_count = ledger.digest(db, session.id)

@@ -30,6 +30,16 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
         "The licence state used when the host registers no `license_checker`.",
     ),
     **PROVIDER_DEFAULTS,
+    "CHATMEM_UPGRADE_URL": (
+        "",
+        'Where the locked Memory screen\'s "Upgrade to Pro" link goes (http(s) or a path); '
+        "empty hides the link.",
+    ),
+    "CHATMEM_SCREEN_CSP": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "form-action 'self'; frame-ancestors 'self'; base-uri 'none'; object-src 'none'",
+        "Content-Security-Policy sent with the Memory screen's pages; empty sends none.",
+    ),
 }
 
 

@@ -14,4 +14,6 @@ def register_blueprints(app: Flask) -> None:
 
 def _mounts() -> list[tuple[Blueprint, str]]:
     """(blueprint, path under the prefix): each HTTP surface adds itself here."""
-    return []
+    from .memory_screen import bp as memory_screen
+
+    return [(memory_screen, "/memory")]

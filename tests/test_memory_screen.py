@@ -474,7 +474,7 @@ def test_target_warnings(app: Flask, client: FlaskClient) -> None:
     add_token_route(app)
     with app.app_context():
         db = app.extensions["test_host"]["memory"].db
-        for target in ("pots_id:42", "get-post", "post_type:header_footer"):
+        for target in ("pots_id:42", "get-post", "post_type:header_footer", "create-users"):
             guidance.admin_add(
                 db,
                 {
@@ -492,7 +492,8 @@ def test_target_warnings(app: Flask, client: FlaskClient) -> None:
     login(client, "admin")
     with client.get(f"{SCREEN}?tab=active") as response:
         html = response.get_data(as_text=True)
-    assert html.count("This target never matches") == 1
+    assert html.count("This target never matches") == 2
+    assert html.count("This target never matches: no tool is named create-users") == 1
     assert html.count("This tool is read-only: the guardrail never blocks") == 1
     assert html.count("Enforced: matching tool calls are refused") == 1
     assert html.count("Advisory: only a block guardrail refuses tool calls") == 1

@@ -23,7 +23,7 @@ from ..errors import ChatmemError, Conflict, InvalidParams, NotFound
 from ..extension import user_id_of, user_name_of
 from ..memory import guidance, ledger, listing
 from ..memory.block import GROUP_LABELS, LIMIT
-from ..memory.guardrails import target_warning
+from ..memory.guardrails import parse_target, target_warning
 from ..memory.models import GUIDANCE_TYPES, SEVERITIES, Guidance, Session
 from ..memory.settings import SETTINGS
 from .screen_access import (
@@ -195,11 +195,16 @@ def _apply(
 ) -> tuple[Guidance, str]:
     db, actor = memory().db, _actor_id()
     if action == "edit":
+        current = guidance.get(db, entry_id)
         changes = {k: fields[k] for k in guidance.EDITABLE if k in fields}
-        if not (changes.get("title") or "").strip():
-            changes.pop("title", None)  # blank title: keep it, or derive it from new text
+        title = changes.get("title")
+        # A blank title, or the one derived from the old text, follows the new text.
+        if title is None or (
+            isinstance(title, str) and title.strip() in ("", guidance.default_title(current.text))
+        ):
+            changes.pop("title", None)
         then_approve = fields.get("then") == "approve"
-        if then_approve and guidance.get(db, entry_id).status != "pending":
+        if then_approve and current.status != "pending":
             raise Conflict(f"Guidance #{entry_id} is no longer pending; reload the page.")
         entry = guidance.edit(db, entry_id, changes, actor_id=actor, expected_version=version)
         if not then_approve:
@@ -314,7 +319,9 @@ def _actor_id() -> str:
 def _helpers() -> dict[str, Any]:
     """Names every chatmem page uses; user names are looked up once per request."""
     mem = memory()
-    read_only = [t.name for t in mem.registry.tools() if t.read_only]
+    tools = mem.registry.tools()
+    read_only = [t.name for t in tools if t.read_only]
+    tool_names = {t.name.lower() for t in tools}
     names: dict[str, str] = {}
 
     def user_name(user_id: str | None) -> str:
@@ -332,6 +339,9 @@ def _helpers() -> dict[str, Any]:
         if entry.severity != "block":
             return "advisory", "Advisory: only a block guardrail refuses tool calls"
         warning = target_warning(entry.target, mem.server_name, read_only)
+        parsed = parse_target(entry.target, mem.server_name)
+        if not warning and parsed.key == "tool" and parsed.value not in tool_names:
+            warning = f"this target never matches: no tool is named {parsed.value}"
         if warning:
             return "warning", warning[0].upper() + warning[1:]
         return "enforced", "Enforced: matching tool calls are refused"
@@ -346,9 +356,14 @@ def _helpers() -> dict[str, Any]:
         "block_limit": LIMIT,
         "user_name": user_name,
         "enforcement": enforcement,
+        "has_own_title": _has_own_title,
         "when": _when,
         "as_json": _as_json,
     }
+
+
+def _has_own_title(entry: Guidance) -> bool:
+    return entry.title != guidance.default_title(entry.text)
 
 
 def _as_json(value: Any) -> str:

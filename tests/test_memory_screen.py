@@ -619,3 +619,18 @@ def test_it_keeps_working_under_the_hosts_csrf_protect(database_url: str) -> Non
                 assert r.get_json()["ok"] is True
     finally:
         dispose(app)
+
+
+def test_a_settings_form_without_javascript_comes_back_to_the_page(
+    app: Flask, world: World, client: FlaskClient
+) -> None:
+    login(client, "admin")
+    data = {"csrf_token": token(client), "name": "auto_summarize", "value": ["false", "true"]}
+    response = post(
+        client, "/settings?tab=active", {**data, "tab": "active"}, headers={"Accept": "text/html"}
+    )
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/chatmem/memory?tab=active"
+    assert state(app)["settings"].auto_summarize is True
+    with client.get(response.headers["Location"]) as page:
+        assert "Auto-summarize sessions is on." in page.get_data(as_text=True)

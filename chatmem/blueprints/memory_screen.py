@@ -10,21 +10,16 @@ revision bump and the version check are the domain's, not this page's.
 
 from __future__ import annotations
 
-import json
-from datetime import datetime
 from typing import Any
 
 from flask import Blueprint, flash, jsonify, render_template, request, url_for
 from flask.typing import ResponseReturnValue
-from flask_wtf.csrf import generate_csrf
 from werkzeug.wrappers import Response
 
 from ..errors import ChatmemError, Conflict, InvalidParams, NotFound
-from ..extension import user_id_of, user_name_of
+from ..extension import user_id_of
 from ..memory import guidance, ledger, listing
-from ..memory.block import GROUP_LABELS, LIMIT
-from ..memory.guardrails import parse_target, target_warning
-from ..memory.models import GUIDANCE_TYPES, SEVERITIES, Guidance, Session
+from ..memory.models import Guidance, Session
 from ..memory.settings import SETTINGS
 from .screen_access import (
     admin_only,
@@ -34,6 +29,7 @@ from .screen_access import (
     memory,
     wants_json,
 )
+from .screen_view import SETTING_LABELS, helpers
 
 bp = Blueprint(
     "chatmem_memory",
@@ -47,17 +43,6 @@ ACTIONS = ("approve", "reject", "edit", "enable", "disable", "trash", "restore")
 # Where the admin lands after each action when the form does not say.
 HOME_TAB = {"approve": "pending", "reject": "pending", "restore": "trash"}
 BULK_MAX = 200
-TYPE_LABELS = {
-    "guardrail": "Guardrail",
-    "fact": "Site fact",
-    "convention": "Convention",
-    "instruction": "Instruction",
-}
-SETTING_LABELS = {
-    "memory_enabled": "Memory",
-    "require_approval": "Require approval",
-    "auto_summarize": "Auto-summarize sessions",
-}
 
 
 # -- pages ----------------------------------------------------------------
@@ -85,7 +70,7 @@ def index() -> ResponseReturnValue:
         sources=sources,
         snapshot=memory().snapshot(),
         block=memory().block(),
-        **_helpers(),
+        **helpers(),
     )
 
 
@@ -101,7 +86,7 @@ def session_record(session_id: str) -> ResponseReturnValue:
         record=record,
         rows=ledger.entries(db, session_id),
         proposed=listing.proposed_in(db, session_id),
-        **_helpers(),
+        **helpers(),
     )
 
 
@@ -178,7 +163,7 @@ def settings() -> ResponseReturnValue:
         snapshot = memory().set_setting(name, value, actor=current_user())
     except ChatmemError as error:
         if _settings_wants_page():
-            return _failed(error, request.args.get("tab", "pending"))
+            return _failed(error, str(fields.get("tab") or "pending"))
         return jsonify({"error": error.to_dict()}), error.status
     state = {n: getattr(snapshot, n) for n in SETTINGS}
     if _settings_wants_page():
@@ -311,68 +296,6 @@ def _tab(tab: str) -> str:
 
 def _actor_id() -> str:
     return user_id_of(current_user())
-
-
-# -- what templates get -----------------------------------------------------------
-
-
-def _helpers() -> dict[str, Any]:
-    """Names every chatmem page uses; user names are looked up once per request."""
-    mem = memory()
-    tools = mem.registry.tools()
-    read_only = [t.name for t in tools if t.read_only]
-    tool_names = {t.name.lower() for t in tools}
-    names: dict[str, str] = {}
-
-    def user_name(user_id: str | None) -> str:
-        if not user_id:
-            return "unknown"
-        if user_id not in names:
-            user = mem.load_user(user_id)
-            names[user_id] = user_name_of(user) if user is not None else f"user #{user_id}"
-        return names[user_id]
-
-    def enforcement(entry: Guidance) -> tuple[str, str] | None:
-        """How a guardrail acts on tool calls, or a warning when it never can."""
-        if entry.type != "guardrail":
-            return None
-        if entry.severity != "block":
-            return "advisory", "Advisory: only a block guardrail refuses tool calls"
-        warning = target_warning(entry.target, mem.server_name, read_only)
-        parsed = parse_target(entry.target, mem.server_name)
-        if not warning and parsed.key == "tool" and parsed.value not in tool_names:
-            warning = f"this target never matches: no tool is named {parsed.value}"
-        if warning:
-            return "warning", warning[0].upper() + warning[1:]
-        return "enforced", "Enforced: matching tool calls are refused"
-
-    return {
-        "chatmem_csrf": generate_csrf(),
-        "type_labels": TYPE_LABELS,
-        "group_labels": GROUP_LABELS,
-        "guidance_types": GUIDANCE_TYPES,
-        "severities": SEVERITIES,
-        "setting_labels": SETTING_LABELS,
-        "block_limit": LIMIT,
-        "user_name": user_name,
-        "enforcement": enforcement,
-        "has_own_title": _has_own_title,
-        "when": _when,
-        "as_json": _as_json,
-    }
-
-
-def _has_own_title(entry: Guidance) -> bool:
-    return entry.title != guidance.default_title(entry.text)
-
-
-def _as_json(value: Any) -> str:
-    """Ledger arguments as readable JSON text; the template escapes it."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def _when(value: datetime | None) -> str:
-    return f"{value:%Y-%m-%d %H:%M} UTC" if value else "—"
 
 
 @bp.after_request

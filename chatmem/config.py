@@ -65,6 +65,16 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
         0,
         "Seconds between in-process sweeps (idle sessions and due jobs); 0 turns it off.",
     ),
+    "CHATMEM_UPGRADE_URL": (
+        "",
+        'Where the locked Memory screen\'s "Upgrade to Pro" link goes (http(s) or a path); '
+        "empty hides the link.",
+    ),
+    "CHATMEM_SCREEN_CSP": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "form-action 'self'; frame-ancestors 'self'; base-uri 'none'; object-src 'none'",
+        "Content-Security-Policy sent with the Memory screen's pages; empty sends none.",
+    ),
 }
 
 

@@ -8,19 +8,14 @@ normal edit succeeds -> closing records a digest of exactly those two calls.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 
-import pytest
 from flask import Flask
 
 from chatmem.memory import guidance
 from tests.demo_client import DemoClient, tool_results
 from tests.demo_story import FACT, FIRST_POST, GUARDRAIL, HEADER, assert_digest, post_title
-
-SCREEN_LANDED = importlib.util.find_spec("chatmem.blueprints.memory_screen") is not None
-pytestmark = pytest.mark.skipif(not SCREEN_LANDED, reason="Memory screen not merged yet")
 
 
 def version_of(app: Flask, entry_id: int) -> int:

@@ -182,12 +182,6 @@ def _apply(
     if action == "edit":
         current = guidance.get(db, entry_id)
         changes = {k: fields[k] for k in guidance.EDITABLE if k in fields}
-        title = changes.get("title")
-        # A blank title, or the one derived from the old text, follows the new text.
-        if title is None or (
-            isinstance(title, str) and title.strip() in ("", guidance.default_title(current.text))
-        ):
-            changes.pop("title", None)
         then_approve = fields.get("then") == "approve"
         if then_approve and current.status != "pending":
             raise Conflict(f"Guidance #{entry_id} is no longer pending; reload the page.")

@@ -14,7 +14,7 @@ from flask_wtf.csrf import generate_csrf
 from ..extension import user_name_of
 from ..memory import guidance
 from ..memory.block import GROUP_LABELS, LIMIT
-from ..memory.guardrails import parse_target, target_warning
+from ..memory.guardrails import target_warning
 from ..memory.models import GUIDANCE_TYPES, SEVERITIES, Guidance
 from .screen_access import memory
 
@@ -53,10 +53,7 @@ def helpers() -> dict[str, Any]:
             return None
         if entry.severity != "block":
             return "advisory", "Advisory: only a block guardrail refuses tool calls"
-        warning = target_warning(entry.target, mem.server_name, read_only)
-        parsed = parse_target(entry.target, mem.server_name)
-        if not warning and parsed.key == "tool" and parsed.value not in tool_names:
-            warning = f"this target never matches: no tool is named {parsed.value}"
+        warning = target_warning(entry.target, mem.server_name, read_only, tool_names)
         if warning:
             return "warning", warning[0].upper() + warning[1:]
         return "enforced", "Enforced: matching tool calls are refused"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ import pytest
 from flask import Flask
 
 from tests.hostapp import USERS, create_host_app
+from tests.servers import serving
 
 PG_URL = os.environ.get("CHATMEM_TEST_DATABASE_URL")
 
@@ -85,20 +87,44 @@ def make_token(app: Flask) -> Any:
 
 @pytest.fixture
 def live_server(app: Flask) -> Iterator[str]:
-    """The test host app served over real HTTP on 127.0.0.1 (a free port); yields its base URL."""
-    import threading
+    """The test host app served over real HTTP; yields its base URL."""
+    with serving(app) as url:
+        yield url
 
-    from werkzeug.serving import make_server
 
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium under Playwright; under CI its absence is a failure, not a skip."""
+    executable = shutil.which("chromium")
+    if executable is None:
+        if os.environ.get("CI"):
+            pytest.fail(
+                "chromium is missing; CI must run the browser tests (apt-get install chromium)"
+            )
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
     try:
-        yield f"http://127.0.0.1:{server.server_port}"
+        launched = playwright.chromium.launch(
+            executable_path=executable, args=CHROMIUM_ARGS, timeout=30_000
+        )
+        yield launched
+        launched.close()
     finally:
-        server.shutdown()
-        thread.join(timeout=10)
-        server.server_close()
+        playwright.stop()
 
 
 # -- the demo app (chatmem.demo) -------------------------------------------------

@@ -1,55 +1,42 @@
 """The chat page in a real headless Chromium: log in, send a message, see the
 model's tool cards, one of them refused by a guardrail. Saves the README's
-screenshot (docs/screenshots/chat.png)."""
+screenshot (set CHATMEM_SCREENSHOTS=docs/screenshots to refresh the README's)."""
 
 from __future__ import annotations
 
-import threading
+import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flask import Flask
-from werkzeug.serving import make_server
 
 from tests.demo_client import DemoClient
 from tests.demo_story import FIRST_POST, GUARDRAIL, HEADER, add_guardrail, post_title
 from tests.fake_llm import MESSAGES, FakeLLM, anthropic_text, anthropic_tool_use, fake_llm
+from tests.servers import serving
 
 __all__ = ["fake_llm"]
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "screenshots" / "chat.png"
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture
 def live_url(demo_app: Flask) -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, demo_app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
+    with serving(demo_app) as url:
+        yield url
 
 
 def test_chat_page_shows_tool_cards_and_a_blocked_one(
-    demo_app: Flask, live_url: str, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+    demo_app: Flask,
+    live_url: str,
+    fake_llm: FakeLLM,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    browser: Any,
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-browser-0123456789")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_llm.anthropic_base_url)
@@ -81,39 +68,41 @@ def test_chat_page_shows_tool_cards_and_a_blocked_one(
         ),
     )
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, timeout=20_000)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.set_default_timeout(10_000)
-            page.goto(f"{live_url}/login")
-            page.get_by_label("Username").fill("admin")
-            page.get_by_label("Password").fill("admin")
-            page.get_by_role("button", name="Log in").click()
-            expect(page.locator(".nav .badge")).to_have_text("1")
-            page.get_by_role("button", name="New conversation").click()
-            page.wait_for_url(f"{live_url}/chat/*")
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        page.goto(f"{live_url}/login")
+        page.get_by_label("Username").fill("admin")
+        page.get_by_label("Password").fill("admin")
+        page.get_by_role("button", name="Log in").click()
+        expect(page.locator(".nav .badge")).to_have_text("1")
+        page.get_by_role("button", name="New conversation").click()
+        page.wait_for_url(f"{live_url}/chat/*")
 
-            box = page.get_by_label("Message")
-            box.fill("Put “Summer sale!” in the site header and as the welcome post's title.")
-            box.press("Enter")
+        box = page.get_by_label("Message")
+        box.fill("Put “Summer sale!” in the site header and as the welcome post's title.")
+        box.press("Enter")
 
-            blocked = page.locator(".tool-card--blocked")
-            expect(blocked).to_have_count(1)
-            expect(blocked).to_contain_text("blocked_by_memory")
-            expect(blocked).to_contain_text(GUARDRAIL["title"])
-            ok_cards = page.locator('.tool-card[data-outcome="ok"]')
-            expect(ok_cards).to_have_count(2)
-            expect(ok_cards.nth(1)).to_contain_text("update-post")
-            expect(page.locator(".message--assistant")).to_contain_text("I renamed")
-            assert post_title(demo_app, HEADER) == "Site header"
-            assert post_title(demo_app, FIRST_POST) == "Summer sale!"
+        blocked = page.locator(".tool-card--blocked")
+        expect(blocked).to_have_count(1)
+        expect(blocked).to_contain_text("blocked_by_memory")
+        expect(blocked).to_contain_text(GUARDRAIL["title"])
+        ok_cards = page.locator('.tool-card[data-outcome="ok"]')
+        expect(ok_cards).to_have_count(2)
+        expect(ok_cards.nth(1)).to_contain_text("update-post")
+        expect(page.locator(".message--assistant")).to_contain_text("I renamed")
+        assert post_title(demo_app, HEADER) == "Site header"
+        assert post_title(demo_app, FIRST_POST) == "Summer sale!"
 
-            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT), full_page=True)
+        # CHATMEM_SCREENSHOTS=docs/screenshots refreshes the README's picture.
+        folder = Path(os.environ.get("CHATMEM_SCREENSHOTS") or tmp_path)
+        folder.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(folder / "chat.png"), full_page=True)
+        assert (folder / "chat.png").stat().st_size > 10_000
 
-            page.get_by_role("button", name="Close conversation").click()
-            expect(page.locator(".conversation-head .pill")).to_have_text("Closed")
-            expect(page.get_by_label("Message")).to_have_count(0)
-        finally:
-            browser.close()
+        page.get_by_role("button", name="Close conversation").click()
+        expect(page.locator(".conversation-head .pill")).to_have_text("Closed")
+        expect(page.get_by_label("Message")).to_have_count(0)
+    finally:
+        context.close()

@@ -9,15 +9,12 @@ folder (the README's are in docs/screenshots) to keep a picture of each tab.
 from __future__ import annotations
 
 import os
-import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from flask import Flask
-from werkzeug.serving import make_server
 
 from chatmem import ChatmemError
 from chatmem.memory import guidance, sessions
@@ -26,69 +23,13 @@ from tests.screen_helpers import propose
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 TIMEOUT_MS = 10_000
 
 
-def _chromium() -> str:
-    """Debian's chromium; CI must have it, so there its absence is a failure."""
-    path = shutil.which("chromium")
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail(
-                "chromium is missing; CI must run the browser tests (apt-get install chromium)"
-            )
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    return path
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    executable = _chromium()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("playwright is not installed: pip install -e '.[test]'")
-        pytest.skip("playwright is not installed")
-    playwright = sync_playwright().start()
-    try:
-        browser = playwright.chromium.launch(
-            executable_path=executable, args=CHROMIUM_ARGS, timeout=30_000
-        )
-        yield browser
-        browser.close()
-    finally:
-        playwright.stop()
-
-
 @pytest.fixture
-def live(app: Flask) -> Iterator[str]:
-    """The host app on a free port of 127.0.0.1, for as long as the test runs."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-
-
-@pytest.fixture
-def page(browser: Any, live: str) -> Iterator[Any]:
+def page(browser: Any, live_server: str) -> Iterator[Any]:
     """A fresh browser profile signed in as admin through the host's login."""
-    context = browser.new_context(base_url=live, viewport={"width": 1280, "height": 900})
+    context = browser.new_context(base_url=live_server, viewport={"width": 1280, "height": 900})
     context.set_default_timeout(TIMEOUT_MS)
     page = context.new_page()
     try:

@@ -14,10 +14,8 @@ from flask import Flask
 
 from tests.demo_client import DemoClient
 from tests.demo_story import FIRST_POST, GUARDRAIL, HEADER, add_guardrail, post_title
-from tests.fake_llm import MESSAGES, FakeLLM, anthropic_text, anthropic_tool_use, fake_llm
+from tests.fake_llm import MESSAGES, FakeLLM, anthropic_text, anthropic_tool_use
 from tests.servers import serving
-
-__all__ = ["fake_llm"]
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -32,13 +32,9 @@ from tests.fake_llm import (
     FakeLLM,
     anthropic_text,
     anthropic_tool_use,
-    fake_llm,
     openai_text,
     openai_tool_call,
-    provider_env,
 )
-
-__all__ = ["fake_llm", "provider_env"]  # fixtures, imported for pytest to find
 
 pytestmark = pytest.mark.usefixtures("provider_env")
 

@@ -39,13 +39,9 @@ from tests.fake_llm import (
     chat_text,
     chat_tool_call,
     closed_port,
-    fake_llm,
     openai_text,
     openai_tool_call,
-    provider_env,
 )
-
-__all__ = ["fake_llm", "provider_env"]  # fixtures, imported for pytest to find
 
 pytestmark = pytest.mark.usefixtures("provider_env")
 

@@ -6,6 +6,7 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
+import pytest
 from sqlalchemy import literal_column, select, text
 
 from chatmem.memory import recall as recall_queries
@@ -150,11 +151,20 @@ def _assert_same(db: Any, topics: list[str]) -> int:
     return found
 
 
-def test_indexed_recall_equals_the_scan(memory: Any, db: Any) -> None:
+def test_indexed_recall_equals_the_scan(
+    memory: Any, db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rng = random.Random(20260707)
     texts = _seed(db, rng)
     topics = _topics(rng, texts)
     assert _assert_same(db, topics) > len(topics) // 2  # the topics do find things
+    # The first pass (newest records only) answers alone when it finds enough.
+    monkeypatch.setattr(recall_queries, "RECENT", 20)
+    for topic in topics:
+        for limit in (1, 3, 10):
+            indexed = recall_queries.session_records(db, topic=topic, limit=limit)
+            scanned = recall_queries.session_records(db, topic=topic, limit=limit, scan=True)
+            assert [s.id for s in indexed] == [s.id for s in scanned], topic
 
     # The triggers keep the index in step with updates and deletes.
     sessions = db.session.query(Session).order_by(Session.id).all()

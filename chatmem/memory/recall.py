@@ -16,6 +16,7 @@ from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import ColumnElement, and_, column, func, literal_column, or_, select, table
+from sqlalchemy.orm import aliased
 
 from . import search
 from .block import priority
@@ -70,16 +71,59 @@ def guidance(
     return sorted(db.session.scalars(query), key=priority)
 
 
+# How many of the newest records the first, index-free pass reads.
+RECENT = 1000
+
+
 def session_records(
     db: SQLAlchemy, *, topic: str | None = None, limit: int = 10, scan: bool = False
 ) -> list[Session]:
+    """The newest records matching `topic`, in two passes when there is a topic.
+
+    A common topic is best served by walking the newest records and stopping
+    at `limit` matches; a rare one by the trigram index. So the first pass
+    scans only the newest RECENT records: if it finds `limit` matches they
+    are exactly the newest matches overall. Only otherwise does the second,
+    indexed pass run over the whole history.
+    """
+    newest = (Session.recorded_at.desc(), Session.id)
     query = select(Session).where(Session.recorded_at.is_not(None))
-    if topic:
+    if not topic:
+        return list(db.session.scalars(query.order_by(*newest).limit(limit)))
+    columns = (Session.summary, Session.digest)
+    predicate = topic_filter(db, "chatmem_session", None, columns, topic, scan=True)
+    if not scan:
+        # A derived table, not `id IN (...)`: both engines stream it in order
+        # and stop at `limit` matches.
+        recent = aliased(
+            Session,
+            select(Session)
+            .where(Session.recorded_at.is_not(None))
+            .order_by(*newest)
+            .limit(RECENT)
+            .subquery("recent"),
+        )
+        own = topic_filter(db, "", None, (recent.summary, recent.digest), topic, scan=True)
+        found = list(
+            db.session.scalars(
+                select(recent)
+                .where(own)
+                .order_by(recent.recorded_at.desc(), recent.id)
+                .limit(limit)
+            )
+        )
+        if len(found) == limit:
+            return found
+    if scan or db.engine.dialect.name != "postgresql":
         rowid: Any = literal_column("chatmem_session.rowid")
-        columns = (Session.summary, Session.digest)
         query = query.where(topic_filter(db, "chatmem_session", rowid, columns, topic, scan=scan))
-    query = query.order_by(Session.recorded_at.desc(), Session.id).limit(limit)
-    return list(db.session.scalars(query))
+    else:
+        # Without LIMIT in sight the planner picks the pg_trgm indexes; with
+        # it, it would walk recorded_at hoping for early matches (all rows
+        # for a rare topic). MATERIALIZED keeps the two apart.
+        hits = select(Session.id).where(predicate).cte("topic_hits").prefix_with("MATERIALIZED")
+        query = query.where(Session.id.in_(select(hits.c.id)))
+    return list(db.session.scalars(query.order_by(*newest).limit(limit)))
 
 
 def recall(

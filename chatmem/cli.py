@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import click
 from flask import current_app
 from flask.cli import AppGroup
+
+from . import tokens
+from .errors import NotFound
 
 chatmem_cli = AppGroup("chatmem", help="chatmem project memory.")
 
@@ -21,10 +26,82 @@ def create_tables() -> None:
 
 
 @chatmem_cli.command("sweep")
-def sweep() -> None:
-    """End sessions idle past CHATMEM_SESSION_IDLE_MINUTES."""
-    ended = _memory().sweep()
+@click.option("--limit", default=100, show_default=True, help="Most summary jobs to run.")
+def sweep(limit: int) -> None:
+    """End sessions idle past CHATMEM_SESSION_IDLE_MINUTES and run due summary jobs."""
+    memory = _memory()
+    ended = memory.sweep()
     click.echo(f"Ended {ended} idle session{'s' if ended != 1 else ''}.")
+    stats = memory.run_due_jobs(limit=limit)
+    click.echo(f"Summary jobs: {stats.claimed} run: {stats}.")
+    for error in stats.errors:
+        click.echo(f"Summary jobs not run: {error}", err=True)
+
+
+token_cli = AppGroup("token", help="API tokens for the MCP endpoint and the REST routes.")
+chatmem_cli.add_command(token_cli)
+
+
+@token_cli.command("create")
+@click.argument("username")
+@click.option("--name", default="default", help="A label to tell this user's tokens apart.")
+def token_create(username: str, name: str) -> None:
+    """Create an API token for USERNAME and print it (it is shown only this once)."""
+    from .extension import user_id_of
+
+    memory = _memory()
+    user = memory.load_user_by_name(username)
+    if user is None:
+        raise click.ClickException(f"No user named {username!r}.")
+    token, plain = tokens.create(memory.db, user_id=user_id_of(user), name=name)
+    click.echo(
+        f"Created token #{token.id} ({token.name}) for {username}. "
+        "Copy it now: it is not stored and cannot be shown again.",
+        err=True,
+    )
+    click.echo(plain)
+
+
+@token_cli.command("list")
+@click.argument("username", required=False)
+def token_list(username: str | None) -> None:
+    """List API tokens (all, or USERNAME's): never the tokens themselves."""
+    from .extension import user_id_of, user_name_of
+
+    memory = _memory()
+    user_id = None
+    if username is not None:
+        user = memory.load_user_by_name(username)
+        if user is None:
+            raise click.ClickException(f"No user named {username!r}.")
+        user_id = user_id_of(user)
+    rows = tokens.list_tokens(memory.db, user_id=user_id)
+    if not rows:
+        click.echo("No tokens.")
+        return
+    for row in rows:
+        owner = memory.load_user(row.user_id)
+        who = user_name_of(owner) if owner is not None else f"user {row.user_id} (gone)"
+        state = f"revoked {_when(row.revoked_at)}" if row.revoked_at else "active"
+        click.echo(
+            f"#{row.id}  {who}  {row.name}  {row.prefix}…  created {_when(row.created_at)}  "
+            f"last used {_when(row.last_used_at)}  {state}"
+        )
+
+
+@token_cli.command("revoke")
+@click.argument("token_id", type=int)
+def token_revoke(token_id: int) -> None:
+    """Revoke token TOKEN_ID: it stops working at once, on every worker."""
+    try:
+        tokens.revoke(_memory().db, token_id)
+    except NotFound as error:
+        raise click.ClickException(error.message) from None
+    click.echo(f"Revoked token #{token_id}.")
+
+
+def _when(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M") + " UTC" if value else "never"
 
 
 @chatmem_cli.group("db")

@@ -30,6 +30,51 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
         "The licence state used when the host registers no `license_checker`.",
     ),
     **PROVIDER_DEFAULTS,
+    "CHATMEM_MCP_ALLOWED_HOSTS": (
+        None,
+        "Host headers the MCP endpoint accepts (`host`, `host:port`, `host:*`, or `*`); "
+        "None: localhost, 127.0.0.1 and [::1] on any port, plus SERVER_NAME.",
+    ),
+    "CHATMEM_MCP_ALLOWED_ORIGINS": (
+        (),
+        "Origins (`scheme://host[:port]`) allowed to call the MCP endpoint besides its own host.",
+    ),
+    "CHATMEM_MAX_BODY_BYTES": (
+        1024 * 1024,
+        "Largest request body the MCP endpoint and the REST routes read (413 above it).",
+    ),
+    "CHATMEM_RATE_LIMIT_PER_MINUTE": (
+        120,
+        "Requests one API token may make per minute over MCP and REST (429 above it); 0: no limit.",
+    ),
+    "CHATMEM_SUMMARY_INPUT_MAX": (
+        12_000,
+        "Characters of transcript and digest sent to the provider for one summary.",
+    ),
+    "CHATMEM_JOB_MAX_ATTEMPTS": (5, "Tries of one auto-summary job before it is given up."),
+    "CHATMEM_JOB_BACKOFF_SECONDS": (
+        30,
+        "Wait before the first retry of a failed summary job; doubles with every try.",
+    ),
+    "CHATMEM_JOB_BACKOFF_MAX_SECONDS": (3600, "Longest wait between two tries of one job."),
+    "CHATMEM_JOB_LEASE_SECONDS": (
+        300,
+        "A claimed job not finished within this time is claimed again (its worker died).",
+    ),
+    "CHATMEM_BACKGROUND_SWEEP_SECONDS": (
+        0,
+        "Seconds between in-process sweeps (idle sessions and due jobs); 0 turns it off.",
+    ),
+    "CHATMEM_UPGRADE_URL": (
+        "",
+        'Where the locked Memory screen\'s "Upgrade to Pro" link goes (http(s) or a path); '
+        "empty hides the link.",
+    ),
+    "CHATMEM_SCREEN_CSP": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "form-action 'self'; frame-ancestors 'self'; base-uri 'none'; object-src 'none'",
+        "Content-Security-Policy sent with the Memory screen's pages; empty sends none.",
+    ),
 }
 
 

@@ -6,8 +6,8 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
-from typing import Any, TypeVar
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from flask import Flask, current_app
 from flask_sqlalchemy import SQLAlchemy
@@ -15,15 +15,19 @@ from flask_sqlalchemy import SQLAlchemy
 from . import config as _config
 from .errors import BlockedByMemory
 from .memory import block as _block
+from .memory import jobs as _jobs
 from .memory import search as _search  # noqa: F401 - create_all builds the recall indexes too
 from .memory import settings as _settings
 from .memory import tools as _memory_tools
 from .memory.guardrails import GuardrailIndex
 from .memory.models import Base
 from .memory.sessions import end as _end_session
+from .memory.sessions import idle_ids as _idle_ids
 from .memory.sessions import start as _start_session
-from .memory.sessions import sweep as _sweep
 from .tools import CallContext, Tool, ToolRegistry
+
+if TYPE_CHECKING:
+    from .background import BackgroundSweeper
 
 log = logging.getLogger("chatmem")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -43,6 +47,7 @@ class _AppState:
     memory: ChatMemory
     cache: _Cache = field(default_factory=_Cache)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    sweeper: BackgroundSweeper | None = None
 
 
 def user_id_of(user: Any) -> str:
@@ -82,6 +87,8 @@ class ChatMemory:
         self._post_type_resolver: Callable[[Any], str | None] | None = None
         self._license_checker: Callable[[], bool] | None = None
         self._user_loader: Callable[[str], Any] | None = None
+        self._user_by_name: Callable[[str], Any] | None = None
+        self._transcript_loader: Callable[[str], str | None] | None = None
         _memory_tools.register(self.registry)
         if app is not None:
             self.init_app(app)
@@ -99,6 +106,11 @@ class ChatMemory:
 
         register_blueprints(app)
         app.cli.add_command(chatmem_cli)
+        if float(app.config["CHATMEM_BACKGROUND_SWEEP_SECONDS"]) > 0 and not app.testing:
+            # Started on the first request, not here: a thread started before
+            # gunicorn forks its workers (--preload) would not survive the fork,
+            # and CLI commands should not start one at all.
+            app.before_request(self._start_sweeper)
 
     # -- host hooks ---------------------------------------------------------
 
@@ -147,6 +159,20 @@ class ChatMemory:
     def user_loader(self, func: Callable[[str], Any]) -> Callable[[str], Any]:
         """`(user_id) -> user | None`: how API tokens and the CLI find a user."""
         self._user_loader = func
+        return func
+
+    def user_by_name(self, func: Callable[[str], Any]) -> Callable[[str], Any]:
+        """`(username) -> user | None`: how `flask chatmem token create <username>` finds a user."""
+        self._user_by_name = func
+        return func
+
+    def transcript_loader(self, func: Callable[[str], str | None]) -> Callable[[str], str | None]:
+        """`(session_id) -> str | None`: the conversation text of a session the sweep ends.
+
+        The sweep has no conversation at hand, so without this hook an idle
+        session's auto-summary sees only its digest.
+        """
+        self._transcript_loader = func
         return func
 
     # -- state --------------------------------------------------------------
@@ -227,6 +253,13 @@ class ChatMemory:
         login_manager = getattr(current_app, "login_manager", None)
         loader = getattr(login_manager, "_user_callback", None)
         return loader(user_id) if loader else None
+
+    def load_user_by_name(self, username: str) -> Any:
+        if self._user_by_name is None:
+            raise RuntimeError(
+                "Register @memory.user_by_name so chatmem can find a user by username."
+            )
+        return self._user_by_name(username)
 
     # -- injection and enforcement -------------------------------------------
 
@@ -320,6 +353,72 @@ class ChatMemory:
             _end_session(self.db, session_id, transcript=transcript)
 
     def sweep(self) -> int:
-        """End idle sessions; returns how many were ended."""
+        """End idle sessions (with their transcripts, if the host can load them)."""
         minutes = float(self.config("CHATMEM_SESSION_IDLE_MINUTES"))
-        return _sweep(self.db, timedelta(minutes=minutes))
+        ids = _idle_ids(self.db, timedelta(minutes=minutes))
+        for session_id in ids:
+            _end_session(self.db, session_id, transcript=self._transcript_of(session_id))
+        return len(ids)
+
+    def _transcript_of(self, session_id: str) -> str | None:
+        if self._transcript_loader is None:
+            return None
+        try:
+            return self._transcript_loader(session_id)
+        except Exception:
+            # A host bug must not stop the sweep: the digest alone still records it.
+            log.exception("transcript_loader failed for session %s", session_id)
+            self.db.session.rollback()
+            return None
+
+    # -- auto-summary jobs ----------------------------------------------------
+
+    def job_policy(self) -> _jobs.Policy:
+        return _jobs.Policy(
+            lease=timedelta(seconds=float(self.config("CHATMEM_JOB_LEASE_SECONDS"))),
+            max_attempts=int(self.config("CHATMEM_JOB_MAX_ATTEMPTS")),
+            backoff=timedelta(seconds=float(self.config("CHATMEM_JOB_BACKOFF_SECONDS"))),
+            backoff_max=timedelta(seconds=float(self.config("CHATMEM_JOB_BACKOFF_MAX_SECONDS"))),
+            input_max=int(self.config("CHATMEM_SUMMARY_INPUT_MAX")),
+        )
+
+    def run_due_jobs(self, *, limit: int = 20, now: datetime | None = None) -> _jobs.Stats:
+        """Run due auto-summary jobs: claim, ask the provider, store or schedule a retry.
+
+        Commits the current database session first. Safe in several processes
+        at once (claims are atomic). With Memory off nothing runs and jobs wait;
+        with Auto-summarize off or provider ``none`` due jobs finish at once as
+        digest only, without any provider call.
+        """
+        self._state()
+        snapshot = self.snapshot()
+        if not snapshot.memory_enabled:
+            return _jobs.Stats()
+        from .providers import provider_from_config
+
+        digest_only = (
+            not snapshot.auto_summarize
+            or str(self.config("CHATMEM_PROVIDER")).strip().lower() == "none"
+        )
+        config = current_app.config
+        factory = None if digest_only else (lambda: provider_from_config(config))
+        return _jobs.run_due(self.db, factory, self.job_policy(), now=now, limit=limit)
+
+    def _start_sweeper(self) -> None:
+        state = self._state()
+        if state.sweeper is not None:
+            return
+        with state.lock:
+            if state.sweeper is None:
+                from .background import BackgroundSweeper
+
+                interval = float(self.config("CHATMEM_BACKGROUND_SWEEP_SECONDS"))
+                state.sweeper = BackgroundSweeper(current_app._get_current_object(), interval)  # type: ignore[attr-defined]
+                state.sweeper.start()
+
+    def stop_background(self, timeout: float = 10.0) -> None:
+        """Stop this app's background sweeper, if one was started."""
+        state = self._state()
+        sweeper, state.sweeper = state.sweeper, None
+        if sweeper is not None:
+            sweeper.stop(timeout)

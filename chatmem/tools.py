@@ -190,11 +190,10 @@ class ToolRegistry:
         """Ledger a failed write in a fresh transaction (the tool's was rolled back)."""
         if tool.read_only or not context.memory.snapshot().memory_enabled:
             return
-        if context.session_id is not None:
-            from .memory.models import Session  # local: avoids a cycle at import
-
-            if context.memory.db.session.get(Session, context.session_id) is None:
-                context.session_id = None  # the implicit session was rolled back too
+        if context.session_id is not None and not sessions.exists(
+            context.memory.db, context.session_id
+        ):
+            context.session_id = None  # an implicit session was rolled back with the tool
         if context.session_id is None:
             context.session_id = sessions.start(
                 context.memory.db,

@@ -68,3 +68,73 @@ def admin() -> Any:
 @pytest.fixture
 def editor() -> Any:
     return USERS["editor"]
+
+
+@pytest.fixture
+def make_token(app: Flask) -> Any:
+    """`make_token("editor")` -> a plain API token for that test user."""
+    from chatmem import tokens
+
+    def make(username: str, name: str = "test") -> str:
+        with app.app_context():
+            db = app.extensions["test_host"]["db"]
+            return tokens.create(db, user_id=str(USERS[username].id), name=name)[1]
+
+    return make
+
+
+@pytest.fixture
+def live_server(app: Flask) -> Iterator[str]:
+    """The test host app served over real HTTP on 127.0.0.1 (a free port); yields its base URL."""
+    import threading
+
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+        server.server_close()
+
+
+# -- the demo app (chatmem.demo) -------------------------------------------------
+
+
+def reset_demo_database(url: str) -> None:
+    """Drop the demo's and chatmem's tables, so PostgreSQL starts clean like SQLite."""
+    from sqlalchemy import create_engine
+
+    from chatmem.demo.extensions import Base as DemoBase
+    from chatmem.memory.models import Base as ChatmemBase
+
+    engine = create_engine(url)
+    try:
+        DemoBase.metadata.drop_all(engine)
+        ChatmemBase.metadata.drop_all(engine)
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def demo_app(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Flask]:
+    """A freshly seeded demo app (provider none) on the test database."""
+    from chatmem.demo import create_app
+
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("SECRET_KEY", raising=False)
+    reset_demo_database(database_url)
+    app = create_app(
+        {"SQLALCHEMY_DATABASE_URI": database_url, "TESTING": True, "CHATMEM_PROVIDER": "none"},
+        instance_path=str(tmp_path / "instance"),
+    )
+    yield app
+    with app.app_context():
+        app.extensions["sqlalchemy"].engine.dispose()
+
+
+# The fake LLM server and a scrubbed provider environment, for any test file.
+from tests.fake_llm import fake_llm, provider_env  # noqa: E402, F401

@@ -75,6 +75,10 @@ def create_host_app(database_url: str, *, seed: bool = True, **config: Any) -> F
     def load_user(user_id: str) -> User | None:
         return next((u for u in USERS.values() if str(u.id) == user_id), None)
 
+    @memory.user_by_name
+    def user_by_name(username: str) -> User | None:
+        return USERS.get(username)
+
     @app.route("/login", methods=["GET", "POST"])
     def login() -> Any:
         """The host's own login (test host: the password is the username)."""

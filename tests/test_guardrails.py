@@ -155,3 +155,12 @@ def test_parse_and_canonical_helpers() -> None:
     assert canonical_id(True) is None
     assert canonical_id(" 0042 ") == "42"
     assert canonical_id("abc") == "abc"
+
+
+def test_the_screen_is_told_about_targets_that_name_no_tool() -> None:
+    tools = ["create-user", "update-post", "recall"]
+    assert target_warning("create-users", "chatmem", ["recall"], tools) == (
+        "this target never matches: no tool is named create-users"
+    )
+    assert target_warning("chatmem/Create-User", "chatmem", ["recall"], tools) is None
+    assert target_warning("post_type:page", "chatmem", ["recall"], tools) is None

@@ -156,3 +156,17 @@ def test_pending_count_is_the_badge_number(memory: Any, db: Any, editor: Any) ->
     assert memory.pending_count() == 2
     guidance.approve(db, first["id"], actor_id="1")
     assert memory.pending_count() == 1
+
+
+def test_titles_follow_the_text_unless_an_admin_chose_one(db: Any) -> None:
+    entry = guidance.admin_add(db, {"type": "fact", "text": "checkout is page 42"}, actor_id="1")
+    entry = guidance.edit(db, entry.id, {"text": "checkout moved to page 43"}, actor_id="1")
+    assert entry.title == "checkout moved to page 43"  # derived title follows
+    entry = guidance.edit(db, entry.id, {"title": "   "}, actor_id="1")
+    assert entry.title == "checkout moved to page 43"  # blank never stores NULL
+    entry = guidance.edit(db, entry.id, {"title": "Checkout page"}, actor_id="1")
+    entry = guidance.edit(db, entry.id, {"text": "checkout is page 44"}, actor_id="1")
+    assert entry.title == "Checkout page"  # a chosen title stays
+    assert guidance.events(db, entry.id)[-1].detail == {
+        "text": ["checkout moved to page 43", "checkout is page 44"]
+    }

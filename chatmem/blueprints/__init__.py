@@ -14,4 +14,8 @@ def register_blueprints(app: Flask) -> None:
 
 def _mounts() -> list[tuple[Blueprint, str]]:
     """(blueprint, path under the prefix): each HTTP surface adds itself here."""
-    return []
+    from .api import api
+    from .mcp import mcp
+    from .memory_screen import bp as memory_screen
+
+    return [(api, "/api"), (mcp, "/mcp"), (memory_screen, "/memory")]

@@ -82,14 +82,28 @@ def parse_target(target: str | None, server_name: str) -> Target:
 
 
 def target_warning(
-    target: str | None, server_name: str, read_only_tools: Iterable[str]
+    target: str | None,
+    server_name: str,
+    read_only_tools: Iterable[str],
+    tool_names: Iterable[str] | None = None,
 ) -> str | None:
-    """What the Memory screen should say about a block guardrail's target."""
+    """What the Memory screen should say about a block guardrail's target.
+
+    With `tool_names` (every registered tool), a slug naming no tool is
+    flagged too: `create-users` for `create-user` would otherwise fail open
+    without anyone noticing.
+    """
     parsed = parse_target(target, server_name)
     if parsed.key is None:
         return "this target never matches"
     if parsed.key == "tool" and parsed.value in {t.lower() for t in read_only_tools}:
         return "this tool is read-only: the guardrail never blocks"
+    if (
+        parsed.key == "tool"
+        and tool_names is not None
+        and parsed.value not in {t.lower() for t in tool_names}
+    ):
+        return f"this target never matches: no tool is named {parsed.value}"
     return None
 
 

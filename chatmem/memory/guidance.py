@@ -125,14 +125,20 @@ def edit(
     if entry.status == "trash":
         raise Conflict("Restore this entry from the trash before editing it.")
     checked = _checked(changes, partial=True)
-    before = {name: getattr(entry, name) for name in checked}
+    # A title left blank, or still the one derived from the old text, follows the text.
+    derived = entry.title == default_title(entry.text)
+    if "title" in checked:
+        derived = checked["title"] in (None, default_title(entry.text))
+        if derived:
+            del checked["title"]
+    before = {name: getattr(entry, name) for name in (*checked, "title")}
     for name, value in checked.items():
         setattr(entry, name, value)
     if "text" in checked:
         entry.text_key = text_key(entry.text)
-        if "title" not in changes or not changes.get("title"):
-            entry.title = default_title(entry.text)
-    diff = {k: [before[k], getattr(entry, k)] for k in checked if before[k] != getattr(entry, k)}
+    if derived:
+        entry.title = default_title(entry.text)
+    diff = {k: [v, getattr(entry, k)] for k, v in before.items() if v != getattr(entry, k)}
     return _commit_change(db, entry, "edit", actor_id, diff)
 
 

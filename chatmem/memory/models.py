@@ -212,5 +212,18 @@ class ApiToken(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
+class RateCounter(Base):
+    """Calls one API token made in one rate-limit window.
+
+    Kept in the database so the limit holds across every worker process.
+    """
+
+    __tablename__ = "chatmem_rate"
+
+    token_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    window: Mapped[int] = mapped_column(Integer, primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+
+
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat(timespec="seconds") + "Z" if value else None

@@ -64,6 +64,10 @@ def find_open(db: SQLAlchemy, *, user_id: str, channel: str, external_key: str) 
     ).first()
 
 
+def exists(db: SQLAlchemy, session_id: str) -> bool:
+    return db.session.get(Session, session_id) is not None
+
+
 def get_open(db: SQLAlchemy, session_id: str, *, user_id: str) -> Session:
     """A session the user may add calls to; others' sessions look absent."""
     session = db.session.get(Session, session_id)
@@ -123,14 +127,6 @@ def idle_ids(db: SQLAlchemy, idle: timedelta, now: datetime | None = None) -> li
             select(Session.id).where(Session.ended_at.is_(None), Session.last_seen_at < cutoff)
         )
     )
-
-
-def sweep(db: SQLAlchemy, idle: timedelta, now: datetime | None = None) -> int:
-    """End every session idle for longer than `idle`; returns how many."""
-    ids = idle_ids(db, idle, now)
-    for session_id in ids:
-        end(db, session_id)
-    return len(ids)
 
 
 def _refresh_digest(db: SQLAlchemy, session: Session) -> None:

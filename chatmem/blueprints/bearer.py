@@ -1,0 +1,89 @@
+"""What the MCP endpoint and the REST routes share: bearer-only machine access.
+
+Both surfaces authenticate with an API token in the `Authorization` header and
+never with the host's session cookie, so a page on another site cannot ride a
+logged-in admin's cookie into them; that is also why they are exempt from
+the host's CSRF protection.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import Blueprint, current_app, request
+from flask.sansio.app import App
+
+from .. import ratelimit
+from ..errors import InvalidParams, PayloadTooLarge
+from ..tokens import Bearer, authenticate
+
+SESSION_KEY_MAX = 200
+
+
+def memory() -> Any:
+    """The ChatMemory of the app serving this request."""
+    return current_app.extensions["chatmem"].memory
+
+
+def bearer() -> Bearer:
+    """The token's user, counted against the token's rate limit (Unauthorized, RateLimited)."""
+    mem = memory()
+    who = authenticate(mem, request.headers.get("Authorization"))
+    ratelimit.hit(mem.db, who.token_id, int(mem.config("CHATMEM_RATE_LIMIT_PER_MINUTE")))
+    return who
+
+
+def read_body() -> bytes:
+    """The request body, refusing one over CHATMEM_MAX_BODY_BYTES before reading it all."""
+    limit = int(memory().config("CHATMEM_MAX_BODY_BYTES"))
+    too_large = PayloadTooLarge(
+        f"The request body is larger than {limit} bytes.", details={"max_bytes": limit}
+    )
+    if request.content_length is not None and request.content_length > limit:
+        raise too_large
+    body = request.stream.read(limit + 1)
+    if len(body) > limit:
+        raise too_large
+    return body
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(body: bytes) -> Any:
+    """Strict JSON (no NaN or Infinity); ValueError when it is not JSON."""
+    return json.loads(body.decode("utf-8"), parse_constant=_no_constants)
+
+
+def session_key() -> str | None:
+    """The REST client's `X-Chatmem-Session` grouping key, if it sent one."""
+    key = request.headers.get("X-Chatmem-Session")
+    if key is None:
+        return None
+    key = key.strip()
+    if not key or len(key) > SESSION_KEY_MAX:
+        raise InvalidParams(
+            f"X-Chatmem-Session must be 1-{SESSION_KEY_MAX} characters.",
+            details={"field": "X-Chatmem-Session"},
+        )
+    return key
+
+
+def exempt_from_csrf(app: App, *blueprints: Blueprint) -> None:
+    """Exempt bearer-only blueprints from Flask-WTF's CSRFProtect, if the host uses it.
+
+    The host may set up CSRFProtect before or after chatmem: exempt now if it
+    is there, and otherwise on each request (before CSRFProtect's own hook,
+    which was registered later, runs).
+    """
+
+    def exempt() -> None:
+        csrf = app.extensions.get("csrf")
+        if csrf is not None and hasattr(csrf, "exempt"):
+            for blueprint in blueprints:
+                csrf.exempt(blueprint)
+
+    exempt()
+    app.before_request(exempt)

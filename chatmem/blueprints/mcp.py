@@ -1,0 +1,300 @@
+"""The MCP endpoint: Streamable HTTP on plain Flask, JSON answers only.
+
+One POST carries one JSON-RPC message. Requests whose `MCP-Protocol-Version`
+header names the 2026-07-28 revision (or that call `server/discover`) take
+the stateless path with its `_meta` envelope and header checks; everything
+else is the `initialize` handshake era with `Mcp-Session-Id`. Every tool call
+goes through `memory.call_tool(..., channel="mcp")`.
+
+Checked before anything is parsed, in this order: the Host header (421), the
+Origin header (403), GET (405), the bearer token (401, never a cookie), the
+per-token rate limit (429), the body size (413).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Blueprint, Response, request
+
+from .. import mcp_protocol as rpc
+from .. import mcp_sessions
+from ..errors import ChatmemError
+from ..mcp_protocol import RpcError
+from ..tokens import Bearer
+from .bearer import bearer, exempt_from_csrf, memory, parse_json, read_body
+
+log = logging.getLogger("chatmem")
+
+mcp = Blueprint("chatmem_mcp", __name__)
+mcp.record_once(lambda state: exempt_from_csrf(state.app, mcp))
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+
+
+def _json(body: Any, status: int, headers: Mapping[str, str] | None = None) -> Response:
+    return Response(json.dumps(body), status=status, mimetype="application/json", headers=headers)
+
+
+def rpc_error(request_id: Any, error: RpcError, status: int) -> Response:
+    return _json({"jsonrpc": "2.0", "id": request_id, "error": error.to_dict()}, status)
+
+
+def refusal(error: ChatmemError) -> Response:
+    """An HTTP-level refusal (auth, rate, size, host, origin) as a JSON-RPC error body."""
+    response = rpc_error(
+        None, RpcError(rpc.SERVER_ERROR, error.message, error.to_dict()), error.status
+    )
+    if error.code == "unauthorized":
+        response.headers["WWW-Authenticate"] = 'Bearer realm="chatmem"'
+    if "retry_after" in error.details:
+        response.headers["Retry-After"] = str(error.details["retry_after"])
+    return response
+
+
+# -- Host and Origin (DNS rebinding) -------------------------------------------
+
+
+def _split_host(host: str) -> tuple[str, str]:
+    host = host.strip().lower()
+    if host.startswith("["):
+        name, _, rest = host.partition("]")
+        return name + "]", rest[1:] if rest.startswith(":") else ""
+    name, _, port = host.partition(":")
+    return name, port
+
+
+def allowed_hosts() -> list[str]:
+    configured = memory().config("CHATMEM_MCP_ALLOWED_HOSTS")
+    if configured is None:
+        from flask import current_app
+
+        server_name = current_app.config.get("SERVER_NAME")
+        return [*LOCAL_HOSTS, *([server_name] if server_name else [])]
+    if isinstance(configured, str):
+        configured = configured.split(",")
+    return [str(h).strip() for h in configured if str(h).strip()]
+
+
+def host_allowed(host: str, patterns: list[str]) -> bool:
+    """`*` allows all; `name` or `name:*` any port of that host; `name:port` exactly."""
+    name, port = _split_host(host)
+    for pattern in patterns:
+        if pattern == "*":
+            return True
+        want_name, want_port = _split_host(pattern)
+        if want_name == name and want_port in ("", "*", port):
+            return True
+    return False
+
+
+def origin_allowed(origin: str, host: str) -> bool:
+    """Same host as the request, or listed in CHATMEM_MCP_ALLOWED_ORIGINS."""
+    origin = origin.strip().rstrip("/").lower()
+    parts = urlsplit(origin)
+    if parts.scheme in ("http", "https") and parts.netloc and parts.netloc == host.lower():
+        return True
+    extra = memory().config("CHATMEM_MCP_ALLOWED_ORIGINS") or ()
+    if isinstance(extra, str):
+        extra = extra.split(",")
+    return origin in {str(o).strip().rstrip("/").lower() for o in extra}
+
+
+def check_transport() -> Response | None:
+    host = request.headers.get("Host", "")
+    if not host_allowed(host, allowed_hosts()):
+        return refusal(
+            ChatmemError(
+                f"Host {host!r} is not allowed; see CHATMEM_MCP_ALLOWED_HOSTS.",
+                code="forbidden",
+                status=421,
+            )
+        )
+    origin = request.headers.get("Origin")
+    if origin is not None and not origin_allowed(origin, host):
+        return refusal(
+            ChatmemError(
+                f"Origin {origin!r} may not call this endpoint; see CHATMEM_MCP_ALLOWED_ORIGINS.",
+                code="forbidden",
+                status=403,
+            )
+        )
+    return None
+
+
+# -- the route ------------------------------------------------------------------
+
+
+@mcp.route("", methods=["GET", "POST", "DELETE"])
+def endpoint() -> Response:
+    refused = check_transport()
+    if refused is not None:
+        return refused
+    if request.method == "GET":
+        # No server-to-client stream: 405 is the answer clients expect (not 404 or 200).
+        return Response(status=405, headers={"Allow": "POST, DELETE"})
+    try:
+        try:
+            who = bearer()
+            if request.method == "DELETE":
+                return end_session(who)
+            body = read_body()
+        except ChatmemError as error:
+            return refusal(error)
+        return dispatch(who, body)
+    except Exception:
+        # A bug or an outage (say, the database): a JSON-RPC error, never a 500 page.
+        log.exception("MCP request failed")
+        memory().db.session.rollback()
+        return rpc_error(None, RpcError(rpc.INTERNAL_ERROR, "Internal error; it was logged."), 200)
+
+
+def end_session(who: Bearer) -> Response:
+    session_id = request.headers.get("Mcp-Session-Id")
+    if not session_id:
+        return rpc_error(None, RpcError(rpc.INVALID_REQUEST, "Mcp-Session-Id is required."), 400)
+    try:
+        mcp_sessions.resolve(memory(), who.user, session_id)
+    except mcp_sessions.SessionGone:
+        return _session_gone(None)
+    memory().end_session(session_id)
+    return Response(status=204)
+
+
+def _session_gone(request_id: Any) -> Response:
+    return rpc_error(
+        request_id, RpcError(rpc.SESSION_NOT_FOUND, "Session not found; initialize again."), 404
+    )
+
+
+def dispatch(who: Bearer, body: bytes) -> Response:
+    try:
+        message = parse_json(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return rpc_error(None, RpcError(rpc.PARSE_ERROR, "Parse error: the body is not JSON."), 400)
+    if not isinstance(message, dict):
+        return rpc_error(
+            None,
+            RpcError(rpc.INVALID_REQUEST, "Send one JSON-RPC message per request (no batches)."),
+            400,
+        )
+    method = message.get("method")
+    version = request.headers.get("MCP-Protocol-Version")
+    if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
+        return rpc_error(
+            message.get("id") if _valid_id(message.get("id")) else None,
+            RpcError(rpc.INVALID_REQUEST, "Not a JSON-RPC 2.0 request or notification."),
+            400,
+        )
+    modern = method == "server/discover" or (
+        version is not None and version not in rpc.HANDSHAKE_VERSIONS and method != "initialize"
+    )
+    if "id" not in message:  # a notification: accepted, nothing to answer
+        if modern and version not in rpc.MODERN_VERSIONS:
+            return rpc_error(None, rpc.unsupported_version(version), 400)
+        return Response(status=202)
+    request_id = message["id"]
+    if not _valid_id(request_id):
+        return rpc_error(None, RpcError(rpc.INVALID_REQUEST, "id must be a string or number."), 400)
+    params = message.get("params", {})
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        return rpc_error(
+            request_id, RpcError(rpc.INVALID_REQUEST, "params must be an object."), 400
+        )
+    if modern:
+        return _modern(who, request_id, method, params, version)
+    return _handshake(who, request_id, method, params)
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def _handshake(who: Bearer, request_id: Any, method: str, params: dict[str, Any]) -> Response:
+    mem = memory()
+    if method == "initialize":
+        result = rpc.initialize(mem, params)
+        session_id = mem.start_session(who.user, "mcp")
+        headers = {"Mcp-Session-Id": session_id} if session_id else {}
+        return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200, headers)
+    session_id = request.headers.get("Mcp-Session-Id")
+    if session_id:
+        try:
+            mcp_sessions.resolve(mem, who.user, session_id)
+        except mcp_sessions.SessionGone:
+            return _session_gone(request_id)
+        session_for: Any = lambda _tool: session_id  # noqa: E731
+    else:
+        session_for = partial(mcp_sessions.grouped, mem, who.user, who.token_id)
+    caller = rpc.Caller(memory=mem, user=who.user, modern=False, session_for=session_for)
+    try:
+        result = rpc.handle(caller, method, params)
+    except RpcError as error:
+        return rpc_error(request_id, error, error.status or 200)
+    return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200)
+
+
+def _modern(
+    who: Bearer, request_id: Any, method: str, params: dict[str, Any], version: str | None
+) -> Response:
+    try:
+        _check_envelope(method, params, version)
+        caller = rpc.Caller(
+            memory=memory(),
+            user=who.user,
+            modern=True,
+            session_for=partial(mcp_sessions.grouped, memory(), who.user, who.token_id),
+        )
+        result = rpc.handle(caller, method, params)
+    except RpcError as error:
+        return rpc_error(request_id, error, error.status or rpc.MODERN_STATUS.get(error.code, 200))
+    return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200)
+
+
+def _check_envelope(method: str, params: dict[str, Any], version: str | None) -> None:
+    """The 2026-07-28 ladder: `_meta` envelope, routing headers, then the version."""
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or any(
+        key not in meta for key in (rpc.META_VERSION, rpc.META_CAPABILITIES)
+    ):
+        if version is not None and version not in rpc.MODERN_VERSIONS:
+            # No envelope and a version from no era we know: say which versions we speak.
+            raise rpc.unsupported_version(version)
+        raise RpcError(
+            rpc.INVALID_PARAMS,
+            f"params._meta must carry {rpc.META_VERSION!r} and {rpc.META_CAPABILITIES!r}.",
+        )
+    if version is None or version != meta[rpc.META_VERSION]:
+        raise RpcError(
+            rpc.HEADER_MISMATCH, "MCP-Protocol-Version does not match params._meta's version."
+        )
+    if request.headers.get("Mcp-Method") != method:
+        raise RpcError(rpc.HEADER_MISMATCH, "Mcp-Method does not match the request's method.")
+    name = params.get("name")
+    if (
+        method == "tools/call"
+        and name is not None
+        and _decode_header(request.headers.get("Mcp-Name")) != name
+    ):
+        raise RpcError(rpc.HEADER_MISMATCH, "Mcp-Name does not match params.name.")
+    if version not in rpc.MODERN_VERSIONS:
+        raise rpc.unsupported_version(version)
+
+
+def _decode_header(value: str | None) -> str | None:
+    """Undo the `=?base64?...?=` wrapping clients use for non-ASCII header values."""
+    if value is None or not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    try:
+        return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None

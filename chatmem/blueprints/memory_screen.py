@@ -1,0 +1,321 @@
+"""The Memory screen: the admin's page for reviewing and curating guidance.
+
+Server-rendered and usable without JavaScript: every action is a plain form
+POST that answers 303 back to its tab with a flash message. A client that
+asks for JSON (`Accept: application/json`) gets `{"ok": true, "entry": ...}`
+or `{"error": {"code", "message"}}` with the SPEC §11 status instead. All
+changes go through `chatmem.memory.guidance`, so the audit trail, the
+revision bump and the version check are the domain's, not this page's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, flash, jsonify, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+from werkzeug.wrappers import Response
+
+from ..errors import ChatmemError, Conflict, InvalidParams, NotFound
+from ..extension import user_id_of
+from ..memory import guidance, ledger, listing
+from ..memory.models import Guidance, Session
+from ..memory.settings import SETTINGS
+from .screen_access import (
+    admin_only,
+    current_user,
+    error_response,
+    flash_back,
+    memory,
+    wants_json,
+)
+from .screen_view import SETTING_LABELS, helpers
+
+bp = Blueprint(
+    "chatmem_memory",
+    __name__,
+    template_folder="../templates",
+    static_folder="../static/chatmem",
+    static_url_path="/static",
+)
+
+ACTIONS = ("approve", "reject", "edit", "enable", "disable", "trash", "restore")
+# Where the admin lands after each action when the form does not say.
+HOME_TAB = {"approve": "pending", "reject": "pending", "restore": "trash"}
+BULK_MAX = 200
+
+
+# -- pages ----------------------------------------------------------------
+
+
+@bp.get("")
+@admin_only(changes_state=False)
+def index() -> ResponseReturnValue:
+    db = memory().db
+    tab = request.args.get("tab", "pending")
+    if tab not in listing.TABS:
+        tab = "pending"
+    counts = listing.counts(db)
+    if tab == "history":
+        page = listing.sessions_page(db, request.args.get("page"), counts["history"])
+        sources: dict[str, Session] = {}
+    else:
+        page = listing.guidance_page(db, tab, request.args.get("page"), counts[tab])
+        sources = listing.sessions_by_id(db, (e.session_id for e in page.items))
+    return render_template(
+        "chatmem/memory.html",
+        tab=tab,
+        counts=counts,
+        page=page,
+        sources=sources,
+        snapshot=memory().snapshot(),
+        block=memory().block(),
+        **helpers(),
+    )
+
+
+@bp.get("/sessions/<session_id>")
+@admin_only(changes_state=False)
+def session_record(session_id: str) -> ResponseReturnValue:
+    db = memory().db
+    record = db.session.get(Session, session_id)
+    if record is None:
+        return error_response(NotFound("No such session."))
+    return render_template(
+        "chatmem/session.html",
+        record=record,
+        rows=ledger.entries(db, session_id),
+        proposed=listing.proposed_in(db, session_id),
+        **helpers(),
+    )
+
+
+# -- actions ----------------------------------------------------------------
+
+
+@bp.post("/guidance")
+@admin_only(changes_state=True)
+def add() -> ResponseReturnValue:
+    fields = {k: v for k, v in _fields().items() if k in guidance.EDITABLE}
+    try:
+        entry = guidance.admin_add(memory().db, fields, actor_id=_actor_id())
+    except ChatmemError as error:
+        return _failed(error, "active")
+    return _done(entry, f"Added “{entry.title}”: active now.", "active", status=201)
+
+
+@bp.post("/guidance/<int:entry_id>/<action>")
+@admin_only(changes_state=True)
+def act(entry_id: int, action: str) -> ResponseReturnValue:
+    if action not in ACTIONS:
+        return error_response(NotFound(f"Unknown action {action!r}."))
+    fields = _fields()
+    tab = fields.get("tab") or HOME_TAB.get(action, "active")
+    try:
+        version = _version(fields, required=action in ("approve", "edit"))
+        entry, message = _apply(entry_id, action, fields, version)
+    except ChatmemError as error:
+        return _failed(error, tab)
+    return _done(entry, message, tab)
+
+
+@bp.post("/bulk")
+@admin_only(changes_state=True)
+def bulk() -> ResponseReturnValue:
+    form = request.form
+    action = form.get("action")
+    try:
+        if action not in ("approve", "reject"):
+            raise InvalidParams("action must be approve or reject.", details={"field": "action"})
+        ids = _bulk_ids(form.getlist("id"))
+    except ChatmemError as error:
+        return _failed(error, "pending")
+    done: list[int] = []
+    failed: list[dict[str, Any]] = []
+    for entry_id in ids:
+        try:
+            version = _version({"version": form.get(f"version-{entry_id}")}, required=True)
+            _apply(entry_id, action, {}, version)
+            done.append(entry_id)
+        except ChatmemError as error:
+            failed.append({"id": entry_id, **error.to_dict()})
+    if wants_json():
+        return jsonify({"ok": not failed, "done": done, "failed": failed})
+    verb = "Approved" if action == "approve" else "Rejected"
+    for failure in failed:
+        flash(failure["message"], "error")
+    noun = "entry" if len(done) == 1 else "entries"
+    message, category = f"{verb} {len(done)} {noun}.", "ok" if done else "error"
+    return flash_back(message, category, _tab(form.get("tab") or "pending"), form.get("page"))
+
+
+@bp.post("/settings")
+@admin_only(changes_state=True)
+def settings() -> ResponseReturnValue:
+    fields = _fields()
+    name = fields.get("name")
+    try:
+        if name not in SETTINGS:
+            raise InvalidParams(
+                f"name must be one of {', '.join(SETTINGS)}.", details={"field": "name"}
+            )
+        value = _bool(fields.get("value"))
+        snapshot = memory().set_setting(name, value, actor=current_user())
+    except ChatmemError as error:
+        if _settings_wants_page():
+            return _failed(error, str(fields.get("tab") or "pending"))
+        return jsonify({"error": error.to_dict()}), error.status
+    state = {n: getattr(snapshot, n) for n in SETTINGS}
+    if _settings_wants_page():
+        word = "on" if value else "off"
+        return flash_back(f"{SETTING_LABELS[name]} is {word}.", "ok", fields.get("tab", "pending"))
+    return jsonify({"ok": True, "name": name, "value": value, "settings": state})
+
+
+# -- the one place actions meet the domain ------------------------------------
+
+
+def _apply(
+    entry_id: int, action: str, fields: dict[str, Any], version: int | None
+) -> tuple[Guidance, str]:
+    db, actor = memory().db, _actor_id()
+    if action == "edit":
+        current = guidance.get(db, entry_id)
+        changes = {k: fields[k] for k in guidance.EDITABLE if k in fields}
+        then_approve = fields.get("then") == "approve"
+        if then_approve and current.status != "pending":
+            raise Conflict(f"Guidance #{entry_id} is no longer pending; reload the page.")
+        entry = guidance.edit(db, entry_id, changes, actor_id=actor, expected_version=version)
+        if not then_approve:
+            return entry, f"Saved “{entry.title}”."
+        entry = guidance.approve(db, entry_id, actor_id=actor, expected_version=entry.version)
+        return entry, f"Saved and approved “{entry.title}”: active now."
+    if action in ("enable", "disable"):
+        entry = guidance.set_enabled(
+            db, entry_id, action == "enable", actor_id=actor, expected_version=version
+        )
+        state = "on: injected and enforced" if entry.enabled else "off: kept, not injected"
+        return entry, f"“{entry.title}” is {state}."
+    step = {
+        "approve": (guidance.approve, "Approved “{}”: active now."),
+        "reject": (guidance.reject, "Rejected “{}”."),
+        "trash": (guidance.trash, "Moved “{}” to the trash."),
+        "restore": (guidance.restore, "Restored “{}”."),
+    }[action]
+    entry = step[0](db, entry_id, actor_id=actor, expected_version=version)
+    return entry, step[1].format(entry.title)
+
+
+def _done(entry: Guidance, message: str, tab: str, status: int = 200) -> ResponseReturnValue:
+    if wants_json():
+        return jsonify({"ok": True, "entry": entry_json(entry), "message": message}), status
+    return flash_back(message, "ok", _tab(tab), request.form.get("page"))
+
+
+def _failed(error: ChatmemError, tab: str) -> ResponseReturnValue:
+    memory().db.session.rollback()
+    if wants_json():
+        return jsonify({"error": error.to_dict()}), error.status
+    return flash_back(error.message, "error", _tab(tab), request.form.get("page"))
+
+
+def entry_json(entry: Guidance) -> dict[str, Any]:
+    return {
+        **entry.to_dict(),
+        "status": entry.status,
+        "enabled": entry.enabled,
+        "version": entry.version,
+        "session_id": entry.session_id,
+    }
+
+
+# -- request parsing ------------------------------------------------------------
+
+
+def _fields() -> dict[str, Any]:
+    if request.is_json:
+        body = request.get_json(silent=True)
+        return body if isinstance(body, dict) else {}
+    return request.form.to_dict(flat=True) | {"value": _last(request.form.getlist("value"))}
+
+
+def _last(values: list[str]) -> str | None:
+    """A switch form sends a hidden "false" then, when ticked, "true": the last one wins."""
+    return values[-1] if values else None
+
+
+def _version(fields: dict[str, Any], *, required: bool) -> int | None:
+    raw = fields.get("version")
+    if raw in (None, ""):
+        if required:
+            raise InvalidParams(
+                "version is required: send the version of the entry you reviewed.",
+                details={"field": "version"},
+            )
+        return None
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.strip().isdigit():
+        return int(raw)
+    raise InvalidParams("version must be a whole number.", details={"field": "version"})
+
+
+def _bulk_ids(raw: list[str]) -> list[int]:
+    if not raw:
+        raise InvalidParams("Select at least one entry.", details={"field": "id"})
+    if len(raw) > BULK_MAX:
+        raise InvalidParams(f"Select at most {BULK_MAX} entries.", details={"field": "id"})
+    if not all(r.strip().isdigit() for r in raw):
+        raise InvalidParams("id must be a whole number.", details={"field": "id"})
+    return list(dict.fromkeys(int(r) for r in raw))
+
+
+def _bool(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
+        return raw.strip().lower() == "true"
+    raise InvalidParams("value must be true or false.", details={"field": "value"})
+
+
+def _settings_wants_page() -> bool:
+    """Settings answer JSON, except to a browser posting the no-JS form."""
+    best = request.accept_mimetypes.best_match(["application/json", "text/html"])
+    return not request.is_json and best == "text/html"
+
+
+def _tab(tab: str) -> str:
+    return tab if tab in listing.TABS else "pending"
+
+
+def _actor_id() -> str:
+    return user_id_of(current_user())
+
+
+@bp.after_request
+def _headers(response: Response) -> Response:
+    """Pages carry CSRF tokens and agent-written text: never cache, never frame."""
+    if request.endpoint != "chatmem_memory.static":
+        response.headers.setdefault("Cache-Control", "no-store")
+        csp = memory().config("CHATMEM_SCREEN_CSP")
+        if csp:
+            response.headers.setdefault("Content-Security-Policy", str(csp))
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("Referrer-Policy", "same-origin")
+    return response
+
+
+@bp.app_context_processor
+def _navigation() -> dict[str, Any]:
+    """For the host's navigation: the badge count (queried only when called) and the link."""
+
+    def chatmem_pending_count() -> int:
+        return int(memory().pending_count())
+
+    def chatmem_memory_url(**params: Any) -> str:
+        return url_for("chatmem_memory.index", **params)
+
+    return {
+        "chatmem_pending_count": chatmem_pending_count,
+        "chatmem_memory_url": chatmem_memory_url,
+    }

@@ -1,0 +1,87 @@
+"""What the Memory screen's templates are given: labels and small helpers.
+
+Kept apart from the routes so the views read as request -> domain -> answer.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from flask_wtf.csrf import generate_csrf
+
+from ..extension import user_name_of
+from ..memory import guidance
+from ..memory.block import GROUP_LABELS, LIMIT
+from ..memory.guardrails import target_warning
+from ..memory.models import GUIDANCE_TYPES, SEVERITIES, Guidance
+from .screen_access import memory
+
+TYPE_LABELS = {
+    "guardrail": "Guardrail",
+    "fact": "Site fact",
+    "convention": "Convention",
+    "instruction": "Instruction",
+}
+SETTING_LABELS = {
+    "memory_enabled": "Memory",
+    "require_approval": "Require approval",
+    "auto_summarize": "Auto-summarize sessions",
+}
+
+
+def helpers() -> dict[str, Any]:
+    """Names every chatmem page uses; user names are looked up once per request."""
+    mem = memory()
+    tools = mem.registry.tools()
+    read_only = [t.name for t in tools if t.read_only]
+    tool_names = {t.name.lower() for t in tools}
+    names: dict[str, str] = {}
+
+    def user_name(user_id: str | None) -> str:
+        if not user_id:
+            return "unknown"
+        if user_id not in names:
+            user = mem.load_user(user_id)
+            names[user_id] = user_name_of(user) if user is not None else f"user #{user_id}"
+        return names[user_id]
+
+    def enforcement(entry: Guidance) -> tuple[str, str] | None:
+        """How a guardrail acts on tool calls, or a warning when it never can."""
+        if entry.type != "guardrail":
+            return None
+        if entry.severity != "block":
+            return "advisory", "Advisory: only a block guardrail refuses tool calls"
+        warning = target_warning(entry.target, mem.server_name, read_only, tool_names)
+        if warning:
+            return "warning", warning[0].upper() + warning[1:]
+        return "enforced", "Enforced: matching tool calls are refused"
+
+    return {
+        "chatmem_csrf": generate_csrf(),
+        "type_labels": TYPE_LABELS,
+        "group_labels": GROUP_LABELS,
+        "guidance_types": GUIDANCE_TYPES,
+        "severities": SEVERITIES,
+        "setting_labels": SETTING_LABELS,
+        "block_limit": LIMIT,
+        "user_name": user_name,
+        "enforcement": enforcement,
+        "has_own_title": _has_own_title,
+        "when": _when,
+        "as_json": _as_json,
+    }
+
+
+def _has_own_title(entry: Guidance) -> bool:
+    return entry.title != guidance.default_title(entry.text)
+
+
+def _as_json(value: Any) -> str:
+    """Ledger arguments as readable JSON text; the template escapes it."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _when(value: datetime | None) -> str:
+    return f"{value:%Y-%m-%d %H:%M} UTC" if value else "—"

@@ -1,0 +1,102 @@
+"""The demo host chat app: chatmem plugged into a small AI chat product.
+
+`create_app()` is the reference integration a host can copy: its own users,
+posts and conversations; chatmem for project memory; flask-login for users;
+Flask-WTF for CSRF. Run it with the `chatmem-demo` console script.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+from werkzeug.exceptions import HTTPException
+
+from . import tools  # noqa: F401 - registers the built-in tools and hooks on `memory`
+from .extensions import csrf, db, login_manager, memory
+from .seed import setup_database
+from .views import bp, http_error, server_error
+
+log = logging.getLogger("chatmem.demo")
+
+DEFAULTS: dict[str, Any] = {
+    "DEMO_LICENSE_ACTIVE": True,
+    "DEMO_MAX_TOOL_STEPS": 8,
+    "DEMO_SEED": True,
+    "MAX_CONTENT_LENGTH": 1024 * 1024,
+    "SESSION_COOKIE_SAMESITE": "Lax",
+    "REMEMBER_COOKIE_SAMESITE": "Lax",
+    "WTF_CSRF_TIME_LIMIT": None,  # valid for the login session: a chat tab stays open for hours
+}
+
+
+def create_app(
+    config: Mapping[str, Any] | None = None, *, instance_path: str | None = None
+) -> Flask:
+    """The demo app; `config` overrides the defaults and the environment.
+
+    Database: `config["SQLALCHEMY_DATABASE_URI"]`, else `DATABASE_URL`, else a
+    SQLite file in the instance folder. Secret key: `config`, else
+    `SECRET_KEY`, else one generated once and kept in the instance folder.
+    """
+    app = Flask(__name__, instance_path=instance_path, instance_relative_config=True)
+    app.config.update(DEFAULTS)
+    app.config.update(config or {})
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    app.config.setdefault("SQLALCHEMY_DATABASE_URI", _database_url(app))
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = os.environ.get("SECRET_KEY") or _kept_secret(app)
+    app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})
+
+    db.init_app(app)
+    memory.init_app(app)
+    login_manager.init_app(app)
+    login_manager.login_view = "demo.login"
+    login_manager.login_message = None  # the login page says enough
+    csrf.init_app(app)
+
+    app.register_blueprint(bp)
+    app.register_error_handler(HTTPException, http_error)
+    app.register_error_handler(Exception, server_error)
+
+    with app.app_context():
+        setup_database(seed=bool(app.config["DEMO_SEED"]))
+    return app
+
+
+def _database_url(app: Flask) -> str:
+    url = (
+        os.environ.get("DATABASE_URL") or f"sqlite:///{Path(app.instance_path) / 'chatmem-demo.db'}"
+    )
+    # Hosting platforms hand out postgres:// URLs; SQLAlchemy needs a driver named.
+    for plain in ("postgres://", "postgresql://"):
+        if url.startswith(plain):
+            return "postgresql+psycopg://" + url[len(plain) :]
+    return url
+
+
+def _kept_secret(app: Flask) -> str:
+    """A random key made on first run and reused, so logins survive restarts."""
+    path = Path(app.instance_path) / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    key = secrets.token_hex(32)
+    # Written aside and hard-linked into place: two workers starting together
+    # agree on one key, and nobody ever reads a half-written file.
+    spare = path.with_name(f".secret_key.{os.getpid()}")
+    fd = os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(key)
+    try:
+        os.link(spare, path)
+        log.info("generated a secret key in %s", path)
+    except FileExistsError:
+        key = path.read_text().strip()
+    finally:
+        spare.unlink()
+    return key

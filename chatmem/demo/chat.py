@@ -1,0 +1,305 @@
+"""The chat turn loop: conversations, the model, and every tool call through chatmem.
+
+A new conversation starts a chatmem session and freezes `memory.system_context()`
+into its system prompt. Each user message goes to the configured provider with
+the tools the user may call; every tool call the model makes (or a `/tool`
+command) runs through `memory.call_tool`, so validation, capabilities,
+guardrails and the ledger apply exactly as on every other channel. A refused
+call is shown to the model as `{"error": {...}}` so it can explain or adapt.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import select
+
+from chatmem import ChatmemError, Conflict, InvalidParams
+from chatmem.memory.models import Session as MemorySession
+from chatmem.providers import (
+    Message,
+    Provider,
+    ProviderError,
+    Reply,
+    ToolCall,
+    ToolSpec,
+    is_offline,
+    provider_from_config,
+)
+
+from .extensions import db, memory
+from .models import ChatMessage, Conversation, User, utcnow
+
+log = logging.getLogger("chatmem.demo")
+
+CONTENT_MAX = 8000
+TITLE_CHARS = 60
+TRANSCRIPT_MAX = 20000
+BASE_PROMPT = (
+    "You are the assistant of a small website. You can read and change its posts, pages "
+    "and header/footer templates with the tools you are given. Call recall at the start "
+    "of a task. When a tool call is refused by project memory, do not try to work around "
+    "it: tell the user which guardrail refused it. Before you finish a task that changed "
+    "something, call save-session-summary."
+)
+_TOOL_COMMAND = re.compile(r"^/tool(?:\s+(?P<name>\S+))?(?:\s+(?P<args>.*))?$", re.DOTALL)
+TOOL_USAGE = 'Usage: /tool <name> <json arguments>, e.g. /tool get-post {"post_id": 1}'
+NO_PROVIDER = (
+    "No LLM provider is configured, so I can only run tools you name. "
+    + TOOL_USAGE
+    + ". To chat with a model, start the app with CHATMEM_PROVIDER=openai and OPENAI_API_KEY "
+    "(or CHATMEM_PROVIDER=anthropic and ANTHROPIC_API_KEY); any OpenAI-compatible server "
+    "works through OPENAI_BASE_URL."
+)
+
+
+# -- conversations ----------------------------------------------------------
+
+
+def start_conversation(user: User) -> Conversation:
+    """A conversation with its own chatmem session and the memory as it stands now."""
+    block = memory.system_context()
+    conversation = Conversation(
+        user_id=user.id,
+        session_id=memory.start_session(user, "chat"),
+        system_context=f"{BASE_PROMPT}\n\n{block}" if block else BASE_PROMPT,
+    )
+    db.session.add(conversation)
+    db.session.commit()
+    return conversation
+
+
+def messages_of(conversation: Conversation) -> list[ChatMessage]:
+    return list(
+        db.session.scalars(
+            select(ChatMessage)
+            .where(ChatMessage.conversation_id == conversation.id)
+            .order_by(ChatMessage.id)
+        )
+    )
+
+
+def close_conversation(conversation: Conversation) -> MemorySession | None:
+    """End the chatmem session with the transcript, for the auto-summary. Idempotent."""
+    if conversation.closed_at is None:
+        conversation.closed_at = utcnow()
+        db.session.commit()
+    if conversation.session_id:
+        memory.end_session(conversation.session_id, transcript=transcript(conversation))
+        return db.session.get(MemorySession, conversation.session_id)
+    return None
+
+
+def transcript(conversation: Conversation) -> str:
+    """The conversation as plain text, newest part kept when it is long."""
+    lines = []
+    for message in messages_of(conversation):
+        if message.role == "tool":
+            args = json.dumps(message.arguments, sort_keys=True)
+            lines.append(f"tool {message.tool_name} {args} -> {message.outcome}")
+        elif message.role in ("user", "assistant") and message.content:
+            lines.append(f"{message.role}: {message.content}")
+    text = "\n".join(lines)
+    return text[-TRANSCRIPT_MAX:]
+
+
+@memory.transcript_loader
+def transcript_for_session(session_id: str) -> str | None:
+    """The `transcript_loader` hook: lets the idle sweep pass the conversation on."""
+    conversation = db.session.scalar(
+        select(Conversation).where(Conversation.session_id == session_id)
+    )
+    return transcript(conversation) if conversation else None
+
+
+# -- a turn -------------------------------------------------------------------
+
+
+def post_message(conversation: Conversation, user: User, content: Any) -> list[ChatMessage]:
+    """Run one user turn and return every message it added, in order."""
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidParams("content must be non-empty text.", details={"field": "content"})
+    if len(content) > CONTENT_MAX:
+        raise InvalidParams(
+            f"content is longer than {CONTENT_MAX} characters.", details={"field": "content"}
+        )
+    _require_open(conversation)
+    turn = _Turn(conversation, user)
+    turn.add(role="user", content=content)
+    if conversation.title == "New conversation":
+        conversation.title = short_title(content)
+    command = _TOOL_COMMAND.match(content.strip())
+    if command:
+        turn.tool_command(command["name"], command["args"])
+    else:
+        turn.ask_model()
+    return turn.added
+
+
+def short_title(content: str) -> str:
+    """The first words of the first message, cut at a word boundary."""
+    text = " ".join(content.split())
+    if len(text) <= TITLE_CHARS:
+        return text
+    return text[:TITLE_CHARS].rsplit(" ", 1)[0] + "…"
+
+
+def _require_open(conversation: Conversation) -> None:
+    if conversation.closed_at is not None:
+        raise Conflict("This conversation is closed; start a new one.")
+    session = db.session.get(MemorySession, conversation.session_id or "")
+    if session is not None and session.ended_at is not None:
+        # The idle sweep ended its session: its digest is final, so are we.
+        conversation.closed_at = session.ended_at
+        db.session.commit()
+        raise Conflict("This conversation was closed after being idle; start a new one.")
+
+
+def tool_specs(user: User) -> list[ToolSpec]:
+    """What the model is offered: the tools this user may call (memory ones only while on)."""
+    memory_on = memory.snapshot().memory_enabled
+    return [
+        ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema)
+        for t in memory.registry.tools(include_memory=memory_on)
+        if memory.can(user, t.capability)
+    ]
+
+
+class _Turn:
+    def __init__(self, conversation: Conversation, user: User) -> None:
+        self.conversation = conversation
+        self.user = user
+        self.added: list[ChatMessage] = []
+
+    def add(self, **fields: Any) -> ChatMessage:
+        # Committed at once: a failing tool rolls the session back, and the
+        # conversation so far must survive that.
+        message = ChatMessage(conversation_id=self.conversation.id, **fields)
+        db.session.add(message)
+        db.session.commit()
+        self.added.append(message)
+        return message
+
+    def tool_command(self, name: str | None, raw_args: str | None) -> None:
+        if not name:
+            self.add(role="notice", content=TOOL_USAGE)
+            return
+        try:
+            arguments = json.loads(raw_args) if raw_args and raw_args.strip() else {}
+        except json.JSONDecodeError as exc:
+            self.add(
+                role="notice", content=f"Those arguments are not JSON ({exc.msg}). {TOOL_USAGE}"
+            )
+            return
+        if not isinstance(arguments, dict):
+            self.add(role="notice", content=f"The arguments must be a JSON object. {TOOL_USAGE}")
+            return
+        call = ToolCall(id=f"cmd_{secrets.token_hex(6)}", name=name, arguments=arguments)
+        self.add(role="assistant", tool_calls=[_call_dict(call)])
+        self.run_tool(call)
+
+    def run_tool(self, call: ToolCall) -> ChatMessage:
+        try:
+            result = memory.call_tool(
+                call.name,
+                call.arguments,
+                user=self.user,
+                session_id=self.conversation.session_id or None,
+                channel="chat",
+            )
+            outcome = "ok"
+        except ChatmemError as error:
+            result = {"error": error.to_dict()}
+            outcome = "blocked" if error.code == "blocked_by_memory" else "error"
+        return self.add(
+            role="tool",
+            tool_call_id=call.id,
+            tool_name=call.name,
+            arguments=call.arguments,
+            result=result,
+            outcome=outcome,
+        )
+
+    def ask_model(self) -> None:
+        try:
+            provider = provider_from_config(current_app.config)
+        except ProviderError as error:
+            log.warning("chat provider misconfigured: %s", error)
+            self.add(role="notice", content=f"The LLM provider is misconfigured: {error}")
+            return
+        if is_offline(provider):
+            self.add(role="notice", content=NO_PROVIDER)
+            return
+        try:
+            self._loop(provider)
+        finally:
+            close = getattr(provider, "close", None)
+            if callable(close):
+                close()
+
+    def _loop(self, provider: Provider) -> None:
+        steps = int(current_app.config.get("DEMO_MAX_TOOL_STEPS", 8))
+        specs = tool_specs(self.user)
+        for _ in range(steps):
+            reply = self._complete(provider, specs)
+            if reply is None:
+                return
+            self.add(
+                role="assistant",
+                content=reply.text,
+                tool_calls=[_call_dict(c) for c in reply.tool_calls] or None,
+            )
+            if not reply.tool_calls:
+                return
+            for call in reply.tool_calls:
+                self.run_tool(call)
+        self.add(
+            role="notice",
+            content=f"I stopped after {steps} model steps without a final answer. "
+            "Say 'continue' to let me go on.",
+        )
+
+    def _complete(self, provider: Provider, specs: list[ToolSpec]) -> Reply | None:
+        try:
+            return provider.complete(
+                system=self.conversation.system_context,
+                messages=history(self.conversation),
+                tools=specs,
+            )
+        except ProviderError as error:
+            log.warning("chat provider failed: %s", error)
+            self.add(
+                role="notice",
+                content=f"The AI model could not answer ({error.kind}): {error}. "
+                "Please try again in a moment.",
+            )
+        except Exception:
+            # An SDK bug must cost the user a reply, not the page.
+            log.exception("chat provider raised unexpectedly")
+            self.add(role="notice", content="The AI model could not answer. Please try again.")
+        return None
+
+
+def history(conversation: Conversation) -> list[Message]:
+    """The conversation in the provider-neutral shape (notices are not the model's)."""
+    out: list[Message] = []
+    for row in messages_of(conversation):
+        if row.role == "user":
+            out.append(Message.user(row.content))
+        elif row.role == "assistant":
+            calls = [ToolCall(**c) for c in row.tool_calls or ()]
+            if row.content or calls:
+                out.append(Message.assistant(row.content, calls))
+        elif row.role == "tool" and row.tool_call_id:
+            call = ToolCall(row.tool_call_id, row.tool_name or "", row.arguments or {})
+            out.append(Message.tool_result(call, json.dumps(row.result)))
+    return out
+
+
+def _call_dict(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.id, "name": call.name, "arguments": call.arguments}

@@ -1,0 +1,147 @@
+// The chat page: renders messages and tool cards, and talks to the chat JSON API
+// (the same routes a script uses), sending the CSRF token as X-CSRFToken.
+(function () {
+  "use strict";
+  const data = JSON.parse(document.getElementById("chat-data").textContent);
+  const token = document.querySelector('meta[name="csrf-token"]').content;
+  const list = document.getElementById("messages");
+  const api = "/chat/api/conversations";
+
+  async function post(url, body) {
+    const response = await fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": token },
+      body: JSON.stringify(body || {}),
+    });
+    const payload = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      const error = (payload && payload.error) || {};
+      throw new Error(error.message || "Request failed (" + response.status + ").");
+    }
+    return payload;
+  }
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function json(value) {
+    return JSON.stringify(value, null, 2);
+  }
+
+  function toolCard(message) {
+    const outcome = message.outcome || "ok";
+    const error = (message.result && message.result.error) || null;
+    const card = el("li", "tool-card tool-card--" + outcome);
+    card.dataset.outcome = outcome;
+    const head = el("div", "tool-head");
+    head.append(el("span", "tool-label", "Tool call"), el("code", "tool-name", message.name));
+    const badge = outcome === "blocked" ? "blocked_by_memory" : outcome === "error" ? error && error.code : "ok";
+    head.append(el("span", "tool-badge", badge || outcome));
+    card.append(head);
+    if (outcome === "blocked" && error) {
+      const banner = el("p", "tool-blocked");
+      banner.append(el("strong", "", "Refused by project memory"));
+      const rule = error.guidance_id ? "guardrail #" + error.guidance_id + ": " : "guardrail: ";
+      banner.append(document.createTextNode(" — " + rule + (error.title || "")));
+      card.append(banner);
+    } else if (error) {
+      card.append(el("p", "tool-error", error.message || "The call failed."));
+    }
+    const args = el("div", "tool-section");
+    args.append(el("h3", "", "Arguments"), el("pre", "", json(message.arguments)));
+    const result = el("details", "tool-section");
+    result.open = outcome !== "ok" || json(message.result).length < 160;  // failures stay open
+    result.append(el("summary", "", "Result"), el("pre", "", json(message.result)));
+    card.append(args, result);
+    return card;
+  }
+
+  function render(message) {
+    if (message.role === "tool") return toolCard(message);
+    if (message.role === "assistant" && !message.content) return null;  // only tool calls
+    const item = el("li", "message message--" + message.role);
+    const who = { user: "You", assistant: "Assistant", notice: "chatmem demo" }[message.role];
+    item.append(el("span", "who", who), el("div", "text", message.content));
+    return item;
+  }
+
+  function append(messages) {
+    for (const message of messages) {
+      const node = render(message);
+      if (node) list.append(node);
+    }
+    list.lastElementChild && list.lastElementChild.scrollIntoView({ block: "end" });
+  }
+
+  function showError(text) {
+    const item = el("li", "message message--error", text);
+    item.setAttribute("role", "alert");
+    list.append(item);
+  }
+
+  if (list) append(data.messages);
+
+  const form = document.getElementById("composer");
+  if (form) {
+    const box = form.elements.content;
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const content = box.value.trim();
+      if (!content) return;
+      const button = form.querySelector("button");
+      button.disabled = box.disabled = true;
+      form.classList.add("busy");
+      try {
+        const reply = await post(api + "/" + data.conversation.id + "/messages", { content });
+        box.value = "";
+        append(reply.messages);
+        const heading = document.querySelector(".conversation-head h1");
+        if (heading && heading.textContent === "New conversation") {
+          const text = content.split(/\s+/).join(" ");  // as the server's short_title
+          heading.textContent = text.length <= 60 ? text : text.slice(0, 60).replace(/ [^ ]*$/, "") + "…";
+        }
+      } catch (error) {
+        showError(error.message);
+      } finally {
+        button.disabled = box.disabled = false;
+        form.classList.remove("busy");
+        box.focus();
+      }
+    });
+    box.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey) {
+        event.preventDefault();
+        form.requestSubmit();
+      }
+    });
+  }
+
+  const create = document.getElementById("new-conversation");
+  create.addEventListener("click", async () => {
+    try {
+      const conversation = await post(api);
+      window.location.assign("/chat/" + conversation.id);
+    } catch (error) {
+      alert(error.message);
+    }
+  });
+
+  const close = document.getElementById("close-conversation");
+  if (close) {
+    close.addEventListener("click", async () => {
+      close.disabled = true;
+      try {
+        await post(api + "/" + data.conversation.id + "/close");
+        window.location.reload();
+      } catch (error) {
+        close.disabled = false;
+        showError(error.message);
+      }
+    });
+  }
+})();

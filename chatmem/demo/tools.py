@@ -1,0 +1,212 @@
+"""The demo's built-in tools and its chatmem hooks.
+
+This is the part a host copies: each tool is a plain function with a JSON
+Schema, registered with `@memory.tool`, and knows nothing of validation,
+permissions, guardrails or the ledger: `memory.call_tool` does all of that
+before (and after) the function runs, whichever channel the call came from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Request, current_app
+from sqlalchemy import select
+
+from chatmem import ChatmemError, Conflict, InvalidParams, NotFound
+from chatmem.tokens import authenticate
+
+from .extensions import db, login_manager, memory
+from .models import CAPABILITIES, POST_TYPES, Post, User
+
+LIST_LIMIT = 100
+_POST_ID = {"type": "integer", "minimum": 1, "description": "The post's id."}
+_TITLE = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"}
+_CONTENT = {"type": "string", "maxLength": 20000, "description": "The post body (plain text)."}
+_POST_TYPE = {
+    "type": "string",
+    "enum": list(POST_TYPES),
+    "description": "post (blog post), page (site page) or header_footer (site template).",
+}
+
+
+# -- hooks ----------------------------------------------------------------
+
+
+@login_manager.user_loader
+def load_user(user_id: str) -> User | None:
+    return db.session.get(User, int(user_id)) if str(user_id).isdigit() else None
+
+
+@login_manager.request_loader
+def load_user_from_token(request: Request) -> User | None:
+    """Scripts may call the chat API with an API token instead of the session cookie."""
+    if not request.headers.get("Authorization", "").lower().startswith("bearer "):
+        return None
+    try:
+        return authenticate(memory, request.headers["Authorization"]).user  # type: ignore[no-any-return]
+    except ChatmemError:
+        return None
+
+
+@memory.user_loader
+def memory_user(user_id: str) -> User | None:
+    """How chatmem's token and CLI code find our users."""
+    return load_user(user_id)
+
+
+@memory.capability_checker
+def can(user: Any, capability: str) -> bool:
+    return capability in getattr(user, "capabilities", ())
+
+
+@memory.license_checker
+def licensed() -> bool:
+    """The demo is 'Pro' unless DEMO_LICENSE_ACTIVE=False shows the locked screen."""
+    return bool(current_app.config.get("DEMO_LICENSE_ACTIVE", True))
+
+
+@memory.post_type_resolver
+def post_type(post_id: Any) -> str | None:
+    """Lets `post_type:header_footer` guardrails see what a call would touch."""
+    post = db.session.get(Post, int(post_id))
+    return post.post_type if post else None
+
+
+def _post(post_id: int) -> Post:
+    post = db.session.get(Post, post_id)
+    if post is None:
+        raise NotFound(f"There is no post {post_id}.", details={"field": "post_id"})
+    return post
+
+
+# -- read-only tools --------------------------------------------------------
+
+
+@memory.tool(
+    name="list-posts",
+    description="List the site's posts, pages and header/footer templates (newest first).",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "post_type": {**_POST_TYPE, "description": "Only this post type."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": LIST_LIMIT, "default": 20},
+        },
+        "additionalProperties": False,
+    },
+    read_only=True,
+)
+def list_posts(post_type: str | None = None, limit: int = 20) -> dict[str, Any]:
+    query = select(Post).order_by(Post.id.desc()).limit(limit)
+    if post_type:
+        query = query.where(Post.post_type == post_type)
+    return {"posts": [p.to_dict(content=False) for p in db.session.scalars(query)]}
+
+
+@memory.tool(
+    name="get-post",
+    description="Read one post, page or header/footer template, with its content.",
+    input_schema={
+        "type": "object",
+        "properties": {"post_id": _POST_ID},
+        "required": ["post_id"],
+        "additionalProperties": False,
+    },
+    read_only=True,
+)
+def get_post(post_id: int) -> dict[str, Any]:
+    return _post(post_id).to_dict()
+
+
+# -- writes -------------------------------------------------------------------
+
+
+@memory.tool(
+    name="create-post",
+    description="Create a post, page or header/footer template.",
+    input_schema={
+        "type": "object",
+        "properties": {"title": _TITLE, "content": _CONTENT, "post_type": _POST_TYPE},
+        "required": ["title"],
+        "additionalProperties": False,
+    },
+)
+def create_post(title: str, content: str = "", post_type: str = "post") -> dict[str, Any]:
+    post = Post(title=title.strip(), content=content, post_type=post_type)
+    db.session.add(post)
+    db.session.flush()  # the id; chatmem commits with the ledger row
+    return post.to_dict()
+
+
+@memory.tool(
+    name="update-post",
+    description="Change a post's title and/or content.",
+    input_schema={
+        "type": "object",
+        "properties": {"post_id": _POST_ID, "title": _TITLE, "content": _CONTENT},
+        "required": ["post_id"],
+        "additionalProperties": False,
+    },
+)
+def update_post(
+    post_id: int, title: str | None = None, content: str | None = None
+) -> dict[str, Any]:
+    # Checked here rather than with a top-level anyOf: the OpenAI and Anthropic
+    # tool APIs refuse combinators at the top of a function's schema.
+    if title is None and content is None:
+        raise InvalidParams("Give a new title or content.", details={"field": "title"})
+    post = _post(post_id)
+    if title is not None:
+        post.title = title.strip()
+    if content is not None:
+        post.content = content
+    db.session.flush()
+    return post.to_dict()
+
+
+@memory.tool(
+    name="delete-post",
+    description="Delete a post permanently.",
+    input_schema={
+        "type": "object",
+        "properties": {"post_id": _POST_ID},
+        "required": ["post_id"],
+        "additionalProperties": False,
+    },
+)
+def delete_post(post_id: int) -> dict[str, Any]:
+    db.session.delete(_post(post_id))
+    return {"deleted": post_id}
+
+
+@memory.tool(
+    name="create-user",
+    description="Create a site user with a password and capabilities (admins only).",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "pattern": r"^[a-zA-Z0-9_.-]{2,64}$"},
+            "password": {"type": "string", "minLength": 8, "maxLength": 200},
+            "capabilities": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(CAPABILITIES)},
+                "uniqueItems": True,
+                "default": [],
+            },
+        },
+        "required": ["username", "password"],
+        "additionalProperties": False,
+    },
+    capability="manage_options",
+)
+def create_user(
+    username: str, password: str, capabilities: list[str] | None = None
+) -> dict[str, Any]:
+    exists = db.session.scalar(select(User.id).where(User.username == username))
+    if exists is not None:
+        raise Conflict(f"A user named {username!r} already exists.", details={"field": "username"})
+    user = User(username=username, capability_names=" ".join(sorted(set(capabilities or ()))))
+    user.set_password(password)
+    db.session.add(user)
+    db.session.flush()
+    return user.to_dict()

@@ -1,0 +1,263 @@
+"""Pages (login, chat, connect) and the chat JSON API the page itself uses.
+
+The API takes the session cookie plus an `X-CSRFToken` header (Flask-WTF's
+CSRFProtect guards every POST in the app). Errors are `{"error": {...}}`
+with chatmem's stable codes; nothing here answers with a stack trace.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import (
+    Blueprint,
+    Response,
+    current_app,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from flask_login import current_user, login_required, login_user, logout_user
+from flask_wtf.csrf import CSRFError
+from sqlalchemy import select
+from werkzeug.exceptions import HTTPException
+
+from chatmem import ChatmemError, Forbidden, InvalidParams, NotFound, PayloadTooLarge, Unauthorized
+
+from . import chat
+from .extensions import csrf, db, login_manager, memory
+from .models import Conversation, User
+
+bp = Blueprint("demo", __name__)
+API = "/chat/api/"
+
+
+# -- errors -----------------------------------------------------------------
+
+
+def _wants_json() -> bool:
+    return request.path.startswith(API)
+
+
+def error_response(error: ChatmemError) -> tuple[Response, int]:
+    """The one JSON error shape of the chat API."""
+    return jsonify({"error": error.to_dict()}), error.status
+
+
+@bp.errorhandler(ChatmemError)
+def _chatmem_error(error: ChatmemError) -> Any:
+    if _wants_json():
+        return error_response(error)
+    return render_template("demo/error.html", message=error.message), error.status
+
+
+@bp.errorhandler(CSRFError)
+def _csrf_error(error: CSRFError) -> Any:
+    message = "The page's security token is missing or expired: reload the page and try again."
+    if _wants_json():
+        return error_response(Forbidden(message, details={"reason": "csrf"}))
+    return render_template("demo/error.html", message=message), 400
+
+
+def http_error(error: HTTPException) -> Any:
+    """App-wide: 404/405/413/500 as JSON on the API, a plain page elsewhere."""
+    status = error.code or 500
+    if status == 413:
+        mapped: ChatmemError = PayloadTooLarge("The request body is too large.")
+    elif status == 404:
+        mapped = NotFound("Nothing here.")
+    else:
+        mapped = ChatmemError(
+            error.description or "Request failed.", code="http_error", status=status
+        )
+    if _wants_json():
+        return error_response(mapped)
+    return render_template("demo/error.html", message=mapped.message), status
+
+
+def server_error(error: Exception) -> Any:
+    current_app.logger.exception("unhandled error", exc_info=error)
+    message = "Something went wrong on our side; it was logged."
+    if _wants_json():
+        return error_response(ChatmemError(message, code="server_error", status=500))
+    return render_template("demo/error.html", message=message), 500
+
+
+@login_manager.unauthorized_handler
+def _unauthorized() -> Any:
+    if _wants_json():
+        return error_response(Unauthorized("Log in first (session cookie)."))
+    return redirect(url_for("demo.login", next=request.full_path.rstrip("?")))
+
+
+@bp.app_context_processor
+def _navigation() -> dict[str, Any]:
+    prefix = str(current_app.config["CHATMEM_URL_PREFIX"]).rstrip("/")
+    is_admin = memory.can(current_user, "manage_options")
+    return {
+        "memory_url": f"{prefix}/memory",
+        "pending_count": memory.pending_count() if is_admin else None,
+        "is_admin": is_admin,
+    }
+
+
+# -- pages --------------------------------------------------------------------
+
+
+@bp.get("/")
+def index() -> Any:
+    return redirect(url_for("demo.chat_page"))
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login() -> Any:
+    error = None
+    if request.method == "POST":
+        username = request.form.get("username", "").strip()
+        user = db.session.scalar(select(User).where(User.username == username))
+        if user is not None and user.check_password(request.form.get("password", "")):
+            login_user(user)
+            return redirect(_safe_next(request.args.get("next")))
+        error = "Wrong username or password."
+    return render_template("demo/login.html", error=error), 401 if error else 200
+
+
+def _safe_next(target: str | None) -> str:
+    """Only a path on this site: never an open redirect (`//evil`, `https://evil`)."""
+    parts = urlsplit(target or "")
+    local = not parts.scheme and not parts.netloc
+    if target and local and target.startswith("/") and not target.startswith(("//", "/\\")):
+        return target
+    return url_for("demo.chat_page")
+
+
+@bp.post("/logout")
+def logout() -> Any:
+    logout_user()
+    return redirect(url_for("demo.login"))
+
+
+@bp.get("/chat")
+@bp.get("/chat/<int:conversation_id>")
+@login_required
+def chat_page(conversation_id: int | None = None) -> Any:
+    conversation = _own(conversation_id) if conversation_id is not None else None
+    data: dict[str, Any] = {"conversation": None, "messages": []}
+    if conversation is not None:
+        data["conversation"] = conversation.to_dict()
+        data["messages"] = [m.to_dict() for m in chat.messages_of(conversation)]
+        if not memory.can(current_user, "manage_options"):
+            data["conversation"].pop("system_context")
+    return render_template(
+        "demo/chat.html",
+        conversations=_conversations(),
+        conversation=conversation,
+        data=data,
+        provider=str(current_app.config.get("CHATMEM_PROVIDER") or "none"),
+    )
+
+
+@bp.get("/connect")
+@login_required
+def connect() -> Any:
+    """Where an MCP client or a script connects, and how it gets a token."""
+    prefix = str(current_app.config["CHATMEM_URL_PREFIX"]).rstrip("/")
+    mounted = {rule.rule for rule in current_app.url_map.iter_rules()}
+    root = request.host_url.rstrip("/")
+    return render_template(
+        "demo/connect.html",
+        mcp_url=f"{root}{prefix}/mcp",
+        mcp_mounted=f"{prefix}/mcp" in mounted,
+        rest_url=f"{root}{prefix}/api/tools/<name>",
+        chat_api=f"{root}{API}conversations",
+    )
+
+
+# -- the chat JSON API ----------------------------------------------------------
+
+
+def csrf_unless_bearer(view: Callable[..., Any]) -> Callable[..., Any]:
+    """CSRF for cookie-authenticated calls; a bearer-token call has no cookie to ride.
+
+    A page on another site cannot send an Authorization header without a CORS
+    preflight this app never grants, so scripts using a token skip the token dance.
+    """
+
+    @functools.wraps(view)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        if not request.headers.get("Authorization", "").lower().startswith("bearer "):
+            csrf.protect()
+        return view(*args, **kwargs)
+
+    return csrf.exempt(checked)  # type: ignore[no-any-return]
+
+
+@bp.get(API + "conversations")
+@login_required
+def api_list() -> Any:
+    return jsonify({"conversations": [c.to_dict() for c in _conversations()]})
+
+
+@bp.post(API + "conversations")
+@csrf_unless_bearer
+@login_required
+def api_create() -> Any:
+    conversation = chat.start_conversation(current_user)
+    return jsonify(conversation.to_dict()), 201
+
+
+@bp.get(API + "conversations/<int:conversation_id>")
+@login_required
+def api_show(conversation_id: int) -> Any:
+    conversation = _own(conversation_id)
+    body = conversation.to_dict()
+    body["messages"] = [m.to_dict() for m in chat.messages_of(conversation)]
+    return jsonify(body)
+
+
+@bp.post(API + "conversations/<int:conversation_id>/messages")
+@csrf_unless_bearer
+@login_required
+def api_message(conversation_id: int) -> Any:
+    conversation = _own(conversation_id)
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise InvalidParams('Send a JSON object: {"content": "..."}.', details={"field": "content"})
+    added = chat.post_message(conversation, current_user, body.get("content"))
+    return jsonify({"messages": [m.to_dict() for m in added]}), 201
+
+
+@bp.post(API + "conversations/<int:conversation_id>/close")
+@csrf_unless_bearer
+@login_required
+def api_close(conversation_id: int) -> Any:
+    conversation = _own(conversation_id)
+    record = chat.close_conversation(conversation)
+    body = conversation.to_dict()
+    body["digest"] = record.digest if record is not None else None
+    body["changes"] = record.change_count if record is not None else 0
+    return jsonify(body)
+
+
+def _own(conversation_id: int) -> Conversation:
+    """The user's own conversation; anyone else's looks absent."""
+    conversation = db.session.get(Conversation, conversation_id)
+    if conversation is None or conversation.user_id != current_user.id:
+        raise NotFound("No such conversation.", details={"id": conversation_id})
+    return conversation
+
+
+def _conversations() -> list[Conversation]:
+    return list(
+        db.session.scalars(
+            select(Conversation)
+            .where(Conversation.user_id == current_user.id)
+            .order_by(Conversation.id.desc())
+            .limit(50)
+        )
+    )

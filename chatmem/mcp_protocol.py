@@ -1,0 +1,209 @@
+"""MCP's JSON-RPC methods, for both protocol eras, over the one dispatch path.
+
+The HTTP transport (`blueprints/mcp.py`) decides the era and the session;
+this module answers `initialize`, `server/discover`, `tools/list`,
+`tools/call` and `ping`. A tool failure is a *result* with `isError: true`
+and the SPEC §11 error in `structuredContent`, so the client's model can
+read it and adjust; an unknown tool or malformed params is a JSON-RPC error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+from .errors import ChatmemError
+from .tools import Tool
+
+if TYPE_CHECKING:
+    from .extension import ChatMemory
+
+HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
+MODERN_VERSIONS = ("2026-07-28",)
+ALL_VERSIONS = (*MODERN_VERSIONS, *HANDSHAKE_VERSIONS)
+
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+SERVER_ERROR = -32000  # an HTTP-level refusal; data.code holds the SPEC §11 code
+SESSION_NOT_FOUND = -32001
+HEADER_MISMATCH = -32020
+UNSUPPORTED_VERSION = -32022
+
+# The 2026-07-28 transport's status for a JSON-RPC error (the handshake era answers 200).
+MODERN_STATUS = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    UNSUPPORTED_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+
+
+class RpcError(Exception):
+    """A JSON-RPC error; `status` is the HTTP status when the era fixes one."""
+
+    def __init__(
+        self, code: int, message: str, data: Any = None, *, status: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+        self.status = status
+
+    def to_dict(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+def unsupported_version(requested: Any) -> RpcError:
+    return RpcError(
+        UNSUPPORTED_VERSION,
+        "Unsupported protocol version",
+        {"supported": list(ALL_VERSIONS), "requested": requested},
+        status=400,
+    )
+
+
+def server_version() -> str:
+    try:
+        return metadata.version("chatmem")
+    except metadata.PackageNotFoundError:
+        return "0.1.0"
+
+
+@dataclass
+class Caller:
+    """One request's view: which era, who, and how to find its session."""
+
+    memory: ChatMemory
+    user: Any
+    modern: bool
+    session_for: Any  # (tool: Tool) -> str | None
+
+
+def capabilities() -> dict[str, Any]:
+    return {"tools": {"listChanged": False}}
+
+
+def _complete(caller: Caller, result: dict[str, Any]) -> dict[str, Any]:
+    """2026-07-28 results carry `resultType`; older peers ignore it, so only add it there."""
+    return {**result, "resultType": "complete"} if caller.modern else result
+
+
+def initialize(memory: ChatMemory, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The handshake result: echo a version we speak, else offer our newest."""
+    requested = params.get("protocolVersion")
+    version = requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[0]
+    result: dict[str, Any] = {
+        "protocolVersion": version,
+        "capabilities": capabilities(),
+        "serverInfo": {"name": memory.server_name, "version": server_version()},
+    }
+    instructions = memory.system_context()
+    if instructions:
+        result["instructions"] = instructions
+    return result
+
+
+def discover(caller: Caller) -> dict[str, Any]:
+    memory = caller.memory
+    result: dict[str, Any] = {
+        "supportedVersions": list(ALL_VERSIONS),
+        "capabilities": capabilities(),
+        "ttlMs": 0,
+        "cacheScope": "private",
+        "_meta": {META_SERVER_INFO: {"name": memory.server_name, "version": server_version()}},
+    }
+    instructions = memory.system_context()
+    if instructions:
+        result["instructions"] = instructions
+    return _complete(caller, result)
+
+
+def describe_tool(tool: Tool) -> dict[str, Any]:
+    described: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": tool.input_schema,
+        "annotations": tool.annotations(),
+    }
+    if tool.title:
+        described["title"] = tool.title
+    if tool.output_schema is not None:
+        described["outputSchema"] = tool.output_schema
+    return described
+
+
+def list_tools(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
+    if params.get("cursor") is not None:
+        # Every tool fits on one page, so no cursor we could have issued exists.
+        raise RpcError(INVALID_PARAMS, "Invalid cursor: tools/list has a single page.")
+    memory = caller.memory
+    enabled = memory.snapshot().memory_enabled
+    tools = [
+        describe_tool(t)
+        for t in memory.registry.tools(include_memory=enabled)
+        if memory.can(caller.user, t.capability)
+    ]
+    result: dict[str, Any] = {"tools": tools}
+    if caller.modern:
+        result.update(ttlMs=0, cacheScope="private")
+    return _complete(caller, result)
+
+
+def tool_result(payload: dict[str, Any], *, is_error: bool) -> dict[str, Any]:
+    return {
+        "content": [{"type": "text", "text": json.dumps(payload, ensure_ascii=False)}],
+        "structuredContent": payload,
+        "isError": is_error,
+    }
+
+
+def call_tool(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
+    name = params.get("name")
+    if not isinstance(name, str) or not name:
+        raise RpcError(INVALID_PARAMS, "params.name must be the name of a tool.")
+    arguments = params.get("arguments")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise RpcError(INVALID_PARAMS, "params.arguments must be an object.")
+    memory = caller.memory
+    tool = memory.registry.find(name, memory.server_name)
+    if tool is None:
+        raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
+    try:
+        session_id = caller.session_for(tool)
+        result = memory.call_tool(
+            tool.name, arguments, user=caller.user, session_id=session_id, channel="mcp"
+        )
+    except ChatmemError as error:
+        return _complete(caller, tool_result({"error": error.to_dict()}, is_error=True))
+    return _complete(caller, tool_result(result, is_error=False))
+
+
+def handle(caller: Caller, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Answer one request (not `initialize`, which the transport owns with its session)."""
+    if method == "ping":
+        return _complete(caller, {})
+    if method == "tools/list":
+        return list_tools(caller, params)
+    if method == "tools/call":
+        return call_tool(caller, params)
+    if method == "server/discover" and caller.modern:
+        return discover(caller)
+    raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")

@@ -1,0 +1,65 @@
+"""Which chatmem session an MCP request belongs to, in either protocol era.
+
+Handshake era: `Mcp-Session-Id` *is* a chatmem session id, minted by
+`initialize`. It lives in the database (so any worker, before or after a
+restart, honours it), it is 192 random bits, and it only resolves for the
+user whose token opened it: anyone else gets the same 404 as for an id that
+never existed.
+
+Stateless era (2026-07-28, and handshake-era requests that send no session
+id): calls are grouped per token and idle window, by an open `mcp` session
+whose external key names the token. A session idle past
+CHATMEM_SESSION_IDLE_MINUTES is ended and the next write starts a new one.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from .extension import user_id_of
+from .memory import sessions
+from .memory.models import Session, utcnow
+from .tools import Tool
+
+if TYPE_CHECKING:
+    from .extension import ChatMemory
+
+
+class SessionGone(Exception):
+    """The session id is unknown, another user's, or ended: HTTP 404."""
+
+
+def resolve(memory: ChatMemory, user: Any, session_id: str) -> Session:
+    """The open handshake-era session this user may use, touched; else SessionGone."""
+    session = memory.db.session.get(Session, session_id) if len(session_id) <= 64 else None
+    if (
+        session is None
+        or session.user_id != user_id_of(user)
+        or session.channel != "mcp"
+        or session.ended_at is not None
+    ):
+        raise SessionGone(session_id)
+    sessions.touch(session)
+    memory.db.session.commit()
+    return session
+
+
+def token_key(token_id: int) -> str:
+    return f"token:{token_id}"
+
+
+def grouped(memory: ChatMemory, user: Any, token_id: int, tool: Tool) -> str | None:
+    """The stateless-era session for a call: the token's recent one, or a new one for a write."""
+    if not memory.snapshot().memory_enabled:
+        return None
+    key = token_key(token_id)
+    found = sessions.find_open(memory.db, user_id=user_id_of(user), channel="mcp", external_key=key)
+    idle = timedelta(minutes=float(memory.config("CHATMEM_SESSION_IDLE_MINUTES")))
+    if found is not None:
+        if utcnow() - found.last_seen_at <= idle:
+            return found.id
+        memory.end_session(found.id)
+    if tool.read_only:
+        return None  # a read alone leaves nothing to record
+    return memory.start_session(user, "mcp", external_key=key) or None

@@ -1,0 +1,338 @@
+"""Auto-summary jobs: claim, call the provider, store or retry. No Flask in here.
+
+A job's life: `queued` -> `running` (claimed) -> `done`, or back to `queued`
+with a later `next_run_at` after a retryable failure, or `failed` for good.
+The session was already recorded with its digest when it ended, so a job
+that fails only means the session stays "Digest only"; nothing is lost.
+
+Three rules keep several workers (gunicorn processes, the CLI, the background
+thread) from stepping on each other:
+
+- A claim is committed before the provider is called, and the call happens
+  outside any transaction, so a slow provider never holds a lock or a
+  snapshot open.
+- A claim is atomic: rows are picked with `FOR UPDATE SKIP LOCKED` on
+  PostgreSQL, and every claim is a compare-and-set
+  (`UPDATE ... WHERE id=? AND status=? AND attempts=? AND claimed_at IS ?`)
+  whose row count says who won, which is what makes SQLite safe too.
+  `attempts` grows by one with every claim, so it doubles as a fencing
+  token: a worker whose lease ran out cannot finish a job someone else has
+  since re-claimed.
+- A claim is a lease. A `running` job whose claim is older than the lease
+  belongs to a worker that died, and is claimed again; the dead worker's try
+  still counts, so a job that kills its worker cannot loop for ever.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import NamedTuple
+
+from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy import ColumnElement, and_, or_, select, update
+
+from ..providers import Message, Provider, ProviderError
+from . import ledger, summary_prompt
+from .models import Session, SummaryJob, utcnow
+from .tools import SUMMARY_MAX
+
+log = logging.getLogger("chatmem.jobs")
+
+# A server's Retry-After is honoured, but not past a day: a bogus header
+# must not park a job for ever.
+RETRY_AFTER_CAP = timedelta(days=1)
+LAST_ERROR_MAX = 1000
+CLAIM_ROUNDS = 3
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How jobs are leased, retried and fed; read from config by the extension."""
+
+    lease: timedelta = timedelta(minutes=5)
+    max_attempts: int = 5
+    backoff: timedelta = timedelta(seconds=30)
+    backoff_max: timedelta = timedelta(hours=1)
+    input_max: int = 12_000
+
+    def delay(self, attempts: int, retry_after: float | None = None) -> timedelta:
+        """Exponential back-off after `attempts` tries, or the server's wait if longer."""
+        exponent = min(max(attempts - 1, 0), 30)
+        wait = min(self.backoff * (2**exponent), self.backoff_max)
+        if retry_after is not None and retry_after > 0:
+            wait = max(wait, min(timedelta(seconds=retry_after), RETRY_AFTER_CAP))
+        return wait
+
+
+@dataclass
+class Stats:
+    """What one run did, for the CLI's report and for tests."""
+
+    claimed: int = 0
+    done: int = 0
+    retrying: int = 0
+    failed: int = 0
+    skipped: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.done} summarized, {self.retrying} to retry, {self.failed} failed, "
+            f"{self.skipped} digest only"
+        )
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A job this worker holds; `attempts` is the fencing token."""
+
+    job_id: int
+    session_id: str
+    attempts: int
+
+
+class Due(NamedTuple):
+    """A due job as `find_due` saw it: the version a claim compares against."""
+
+    job_id: int
+    session_id: str
+    status: str
+    attempts: int
+    claimed_at: datetime | None
+
+
+def claim(db: SQLAlchemy, policy: Policy, *, now: datetime, limit: int) -> list[Claim]:
+    """Claim up to `limit` due jobs and commit; jobs another worker holds are skipped."""
+    db.session.commit()  # start from a clean transaction, never inside a caller's
+    claims: list[Claim] = []
+    # Workers reading at the same moment see the same first rows; the loser of
+    # a compare-and-set looks again (a few times) rather than go home empty.
+    for _ in range(CLAIM_ROUNDS):
+        rows = find_due(db, policy, now=now, limit=limit - len(claims))
+        got = take(db, policy, rows, now=now)
+        claims += got
+        if len(got) == len(rows) or len(claims) >= limit:
+            break
+    return claims
+
+
+def find_due(db: SQLAlchemy, policy: Policy, *, now: datetime, limit: int) -> list[Due]:
+    """The first half of a claim: due jobs, row-locked on PostgreSQL until `take` commits."""
+    expired = now - policy.lease
+    rows = db.session.execute(
+        select(
+            SummaryJob.id,
+            SummaryJob.session_id,
+            SummaryJob.status,
+            SummaryJob.attempts,
+            SummaryJob.claimed_at,
+        )
+        .where(
+            or_(
+                (SummaryJob.status == "queued") & (SummaryJob.next_run_at <= now),
+                (SummaryJob.status == "running") & (SummaryJob.claimed_at < expired),
+            )
+        )
+        .order_by(SummaryJob.next_run_at, SummaryJob.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)  # rendered on PostgreSQL only
+    ).all()
+    return [Due(*row) for row in rows]
+
+
+def take(db: SQLAlchemy, policy: Policy, rows: list[Due], *, now: datetime) -> list[Claim]:
+    """The second half: compare-and-set each row to `running`, then commit.
+
+    A row another worker changed since `find_due` read it matches no row
+    here and is left to that worker.
+    """
+    claims: list[Claim] = []
+    for job_id, session_id, status, attempts, claimed_at in rows:
+        same = _same_version(job_id, status, attempts, claimed_at)
+        if attempts >= policy.max_attempts:
+            # Only a lease that ran out gets here: its last worker died mid-try.
+            db.session.execute(
+                update(SummaryJob)
+                .where(same)
+                .values(
+                    status="failed",
+                    last_error=f"gave up after {attempts} tries: the last worker stopped "
+                    "before it finished (lease expired)",
+                )
+            )
+            continue
+        won = db.session.execute(
+            update(SummaryJob)
+            .where(same)
+            .values(status="running", claimed_at=now, attempts=attempts + 1)
+        )
+        if won.rowcount == 1:  # type: ignore[attr-defined]
+            claims.append(Claim(job_id, session_id, attempts + 1))
+    db.session.commit()
+    return claims
+
+
+def run_due(
+    db: SQLAlchemy,
+    provider: Callable[[], Provider] | None,
+    policy: Policy,
+    *,
+    now: datetime | None = None,
+    limit: int = 20,
+) -> Stats:
+    """Run the jobs due at `now`.
+
+    `provider` is None when summaries are digest only (provider `none`, or
+    Auto-summarize off): due jobs are then finished at once without any
+    call. Otherwise it is a factory, so a run with nothing due builds no
+    client at all. `now` is a parameter so tests can move time without sleeping.
+    """
+    now = now or utcnow()
+    stats = Stats()
+    claims = claim(db, policy, now=now, limit=limit)
+    stats.claimed = len(claims)
+    if not claims:
+        return stats
+    if provider is None:
+        for held in claims:
+            _finish(db, held, summary=None, note="skipped: summaries are digest only")
+            stats.skipped += 1
+        return stats
+    try:
+        client = provider()
+    except ProviderError as exc:
+        # A setup mistake is not the jobs' fault: hand them back untouched
+        # (their try not counted) so they run once the setup is fixed.
+        for held in claims:
+            _release(db, held)
+        stats.errors.append(str(exc))
+        log.error("summary jobs not run: %s", exc)
+        return stats
+    try:
+        for held in claims:
+            outcome = run_one(db, client, policy, held, now=now)
+            setattr(stats, outcome, getattr(stats, outcome) + 1)
+    finally:
+        close = getattr(client, "close", None)
+        if callable(close):
+            close()
+    return stats
+
+
+def run_one(
+    db: SQLAlchemy, provider: Provider, policy: Policy, held: Claim, *, now: datetime
+) -> str:
+    """Summarize one claimed session; returns 'done', 'retrying', 'failed' or 'skipped'."""
+    session = db.session.get(Session, held.session_id)
+    job = db.session.get(SummaryJob, held.job_id)
+    if session is None or job is None:
+        db.session.rollback()
+        return "skipped"
+    if session.summary is not None:
+        _finish(db, held, summary=None, note="skipped: the session already has a summary")
+        return "skipped"
+    digest = session.digest if session.digest is not None else ledger.digest(db, session.id)[0]
+    text = summary_prompt.build_input(
+        digest=digest,
+        transcript=job.transcript,
+        channel=session.channel,
+        user_name=session.user_name,
+        limit=policy.input_max,
+    )
+    # End the read transaction: nothing is held open while the provider thinks.
+    db.session.commit()
+    try:
+        reply = provider.complete(
+            system=summary_prompt.SYSTEM_PROMPT,
+            messages=[Message.user(text)],
+            max_output_tokens=summary_prompt.MAX_OUTPUT_TOKENS,
+        )
+        summary = ledger.redact_text(reply.text.strip())
+        if not summary:
+            raise ProviderError(
+                f"{provider.name}: the reply had no text (stop reason {reply.stop_reason!r})",
+                kind="server",
+            )
+    except ProviderError as exc:
+        return _fail(db, policy, held, exc, now=now)
+    _finish(db, held, summary=summary[:SUMMARY_MAX])
+    return "done"
+
+
+def _same_version(
+    job_id: int, status: str, attempts: int, claimed_at: datetime | None
+) -> ColumnElement[bool]:
+    """The compare-and-set condition: the row is still exactly as we read it."""
+    return and_(
+        SummaryJob.id == job_id,
+        SummaryJob.status == status,
+        SummaryJob.attempts == attempts,
+        SummaryJob.claimed_at.is_(None)
+        if claimed_at is None
+        else SummaryJob.claimed_at == claimed_at,
+    )
+
+
+def _held(held: Claim) -> ColumnElement[bool]:
+    """Still our claim: running, and not re-claimed since (attempts moved on)."""
+    return and_(
+        SummaryJob.id == held.job_id,
+        SummaryJob.status == "running",
+        SummaryJob.attempts == held.attempts,
+    )
+
+
+def _finish(db: SQLAlchemy, held: Claim, *, summary: str | None, note: str | None = None) -> None:
+    """Mark the job done and store the summary, unless the claim was lost meanwhile.
+
+    The summary goes in only where the session still has none: an agent
+    that saved its own summary meanwhile always wins over an automatic one.
+    """
+    won = db.session.execute(
+        update(SummaryJob).where(_held(held)).values(status="done", last_error=note)
+    )
+    if won.rowcount != 1:  # type: ignore[attr-defined]
+        db.session.rollback()
+        log.warning("summary job %s: lost its claim (lease expired); result dropped", held.job_id)
+        return
+    if summary is not None:
+        db.session.execute(
+            update(Session)
+            .where(Session.id == held.session_id, Session.summary.is_(None))
+            .values(summary=summary, summary_auto=True)
+        )
+    db.session.commit()
+
+
+def _fail(db: SQLAlchemy, policy: Policy, held: Claim, exc: ProviderError, *, now: datetime) -> str:
+    """Record a failed try: retry later if the error allows and tries remain."""
+    error = ledger.redact_text(f"try {held.attempts}: {exc.kind}: {exc}")[:LAST_ERROR_MAX]
+    if exc.retryable and held.attempts < policy.max_attempts:
+        values: dict[str, object] = {
+            "status": "queued",
+            "next_run_at": now + policy.delay(held.attempts, exc.retry_after),
+            "last_error": error,
+        }
+        outcome = "retrying"
+    else:
+        values = {"status": "failed", "last_error": error}
+        outcome = "failed"
+    won = db.session.execute(update(SummaryJob).where(_held(held)).values(**values))
+    if won.rowcount != 1:  # type: ignore[attr-defined]
+        db.session.rollback()
+        return "skipped"
+    db.session.commit()
+    log.warning("summary job %s for session %s: %s", held.job_id, held.session_id, error)
+    return outcome
+
+
+def _release(db: SQLAlchemy, held: Claim) -> None:
+    db.session.execute(
+        update(SummaryJob)
+        .where(_held(held))
+        .values(status="queued", attempts=held.attempts - 1, claimed_at=None)
+    )
+    db.session.commit()

@@ -1,0 +1,115 @@
+"""The queries behind the Memory screen's tabs: counts and pages.
+
+Lists that grow without bound (proposals, sessions, the trash) are read one
+page at a time, so the screen costs the same on a site with ten entries or
+ten thousand. No Flask request in here: the blueprint turns these into pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy import func, select
+
+from .models import Guidance, Session
+
+TABS = ("pending", "active", "history", "trash")
+PER_PAGE = 50
+# Which guidance status each guidance tab lists, and in what order.
+_TAB_STATUS = {"pending": "pending", "active": "publish", "trash": "trash"}
+_TAB_ORDER: dict[str, Any] = {
+    "pending": (Guidance.created_at.desc(), Guidance.id.desc()),
+    "active": (Guidance.approved_at.desc(), Guidance.id.desc()),
+    "trash": (Guidance.updated_at.desc(), Guidance.id.desc()),
+}
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[Any]
+    number: int
+    total: int
+    per_page: int = PER_PAGE
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.per_page))
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.number < self.pages
+
+
+def counts(db: SQLAlchemy) -> dict[str, int]:
+    """Every tab's count in two grouped queries (the tab bar shows them all)."""
+    rows = db.session.execute(select(Guidance.status, func.count()).group_by(Guidance.status))
+    by_status = {status: number for status, number in rows}
+    history = db.session.scalar(
+        select(func.count()).select_from(Session).where(Session.recorded_at.is_not(None))
+    )
+    return {
+        "pending": int(by_status.get("pending", 0)),
+        "active": int(by_status.get("publish", 0)),
+        "history": int(history or 0),
+        "trash": int(by_status.get("trash", 0)),
+    }
+
+
+def clamp_page(number: Any, total: int, per_page: int = PER_PAGE) -> int:
+    """A page number from the URL, kept inside 1..pages whatever was typed."""
+    try:
+        wanted = int(number)
+    except (TypeError, ValueError):
+        wanted = 1
+    last = max(1, -(-total // per_page))
+    return min(max(wanted, 1), last)
+
+
+def guidance_page(db: SQLAlchemy, tab: str, number: Any, total: int) -> Page:
+    """One page of the guidance a tab lists (pending, active or trash)."""
+    page = clamp_page(number, total)
+    query = (
+        select(Guidance)
+        .where(Guidance.status == _TAB_STATUS[tab])
+        .order_by(*_TAB_ORDER[tab])
+        .limit(PER_PAGE)
+        .offset((page - 1) * PER_PAGE)
+    )
+    return Page(list(db.session.scalars(query)), page, total)
+
+
+def sessions_page(db: SQLAlchemy, number: Any, total: int) -> Page:
+    """One page of "Recent sessions": recorded ones, newest first."""
+    page = clamp_page(number, total)
+    query = (
+        select(Session)
+        .where(Session.recorded_at.is_not(None))
+        .order_by(Session.recorded_at.desc(), Session.id)
+        .limit(PER_PAGE)
+        .offset((page - 1) * PER_PAGE)
+    )
+    return Page(list(db.session.scalars(query)), page, total)
+
+
+def sessions_by_id(db: SQLAlchemy, ids: Iterable[str | None]) -> dict[str, Session]:
+    """The sessions proposals came from, in one query, for "from session" links."""
+    wanted = {i for i in ids if i}
+    if not wanted:
+        return {}
+    return {s.id: s for s in db.session.scalars(select(Session).where(Session.id.in_(wanted)))}
+
+
+def proposed_in(db: SQLAlchemy, session_id: str) -> list[Guidance]:
+    """Guidance a session proposed, whatever became of it."""
+    return list(
+        db.session.scalars(
+            select(Guidance).where(Guidance.session_id == session_id).order_by(Guidance.id)
+        )
+    )

@@ -1,0 +1,101 @@
+"""What an LLM provider is shown when it writes an automatic session summary.
+
+Everything here runs before the request leaves the process, so this is where
+secrets are masked and the size is bounded. The ledger's digest is always
+included because it is the one factual account of what the tools did; a
+chat transcript, when the host passed one to `end_session`, adds the why.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .ledger import REDACTED, SECRET_KEY, redact_text
+
+SYSTEM_PROMPT = (
+    "You write the record of one finished AI agent session for a web site's project "
+    "memory. A future agent will read it before it starts work on the same site.\n"
+    "In 2 to 4 plain sentences, say factually what was done, what was refused or failed "
+    "(and why, when that is known), and what is left unfinished.\n"
+    "Use only the material below. The digest lists every change the tools actually "
+    "attempted, with its outcome; where the conversation claims something the digest "
+    "does not show, trust the digest. Do not invent details, give advice, or repeat "
+    "anything that looks like a credential. Reply with the summary only."
+)
+
+# The answer is 2-4 sentences, but reasoning models spend output tokens on
+# thinking first; too tight a cap yields an empty, "incomplete" reply.
+MAX_OUTPUT_TOKENS = 800
+
+CUT_MARK = "[… earlier part cut]\n"
+
+# `password: hunter2`, `"api_key": "abc"`, `token=xyz`: a value under a
+# secret-looking key, which redact_text (shapes only) would miss in free text.
+_KEYED_SECRET = re.compile(
+    r"(?P<key>[\"']?[\w-]*(?:"
+    + SECRET_KEY.pattern
+    + r")(?:[_-]?(?:key|value|id))?[\"']?\s*[:=]\s*)"
+    r"(?P<value>\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s,;}\])]+)",
+    re.IGNORECASE,
+)
+
+
+def redact_free_text(text: str) -> str:
+    """Mask secrets in prose or pasted JSON: by shape, and by the key they sit under."""
+    text = redact_text(text)
+
+    def mask(match: re.Match[str]) -> str:
+        value = match.group("value")
+        if value.strip("\"'") in ("", REDACTED, "null", "None"):
+            return match.group(0)
+        quote = value[0] if value[0] in "\"'" else ""
+        return f"{match.group('key')}{quote}{REDACTED}{quote}"
+
+    return _KEYED_SECRET.sub(mask, text)
+
+
+def build_input(
+    *,
+    digest: str,
+    transcript: str | None,
+    channel: str,
+    user_name: str,
+    limit: int,
+) -> str:
+    """The user message for the provider: redacted, then cut to `limit` characters.
+
+    Redaction comes before trimming so that a cut can never leave half a key
+    that no longer looks like one. When the whole does not fit, the digest
+    keeps its first line (the counts) and its newest calls, and a transcript
+    keeps its newest part: how a session ended matters most to the next agent.
+    """
+    digest = redact_free_text(digest.strip() or "No changes were made.")
+    transcript = redact_free_text(transcript.strip()) if transcript else ""
+    head = f"Session: {channel} session of user {user_name}.\n\n"
+    digest_title = "Digest (from the change ledger, every non-read-only tool call):\n"
+    transcript_title = "Conversation transcript (newest last):\n"
+    fixed = len(head) + len(digest_title) + (len(transcript_title) + 2 if transcript else 0)
+    budget = max(limit - fixed, 0)
+    if not transcript:
+        return head + digest_title + _keep_first_line_and_tail(digest, budget)
+    # The digest is usually short; it gets what it needs up to half the budget.
+    digest = _keep_first_line_and_tail(digest, min(len(digest), budget // 2))
+    transcript = _tail(transcript, budget - len(digest))
+    return head + transcript_title + transcript + "\n\n" + digest_title + digest
+
+
+def _tail(text: str, size: int) -> str:
+    if len(text) <= size:
+        return text
+    if size <= len(CUT_MARK):
+        return text[len(text) - size :] if size > 0 else ""
+    return CUT_MARK + text[len(text) - (size - len(CUT_MARK)) :]
+
+
+def _keep_first_line_and_tail(text: str, size: int) -> str:
+    if len(text) <= size:
+        return text
+    first, _, rest = text.partition("\n")
+    if len(first) + 1 >= size:
+        return text[:size]
+    return first + "\n" + _tail(rest, size - len(first) - 1)

@@ -47,7 +47,34 @@ def alembic_config(engine: Engine) -> Config:
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    command.upgrade(alembic_config(engine), revision)
+    config = alembic_config(engine)
+    adopted = _adopt(engine)
+    if adopted:
+        command.stamp(config, adopted)
+    command.upgrade(config, revision)
+
+
+def _adopt(engine: Engine) -> str | None:
+    """The revision to record for tables made by `create_all` before migrations.
+
+    Such a database has chatmem's tables but no version row: stamp it at head
+    when it already matches the models, else at the first revision, so that
+    `db upgrade` takes over instead of failing on "table already exists".
+    """
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+    from sqlalchemy import inspect
+
+    from .memory.models import Base
+
+    if current(engine) is not None or not inspect(engine).has_table("chatmem_state"):
+        return None
+    with engine.connect() as connection:
+        context = MigrationContext.configure(
+            connection, opts={"include_name": include_name, "compare_type": True}
+        )
+        matches = not compare_metadata(context, Base.metadata)
+    return "head" if matches else "0001"
 
 
 def downgrade(engine: Engine, revision: str = "-1") -> None:

@@ -27,6 +27,7 @@ ALL_TABLES = {
     "chatmem_ledger",
     "chatmem_summary_job",
     "chatmem_token",
+    "chatmem_rate",
 }
 
 
@@ -122,6 +123,20 @@ def test_search_objects_match_between_migration_and_create_all(bare: Flask) -> N
             for s in ("data", "idx", "docsize", "config")
         }
     assert migrated == expected
+
+
+def test_upgrade_adopts_a_database_made_by_create_all(bare: Flask) -> None:
+    memory = bare.extensions["test_host"]["memory"]
+    with bare.app_context():
+        engine = _engine(bare)
+        memory.create_all()
+        memory.call_tool(
+            "remember", {"type": "fact", "text": "Kept across adoption"}, user=_admin()
+        )
+        memory.upgrade_db()  # no "table already exists": it records head and carries on
+        assert migrate.current(engine) == migrate.head()
+        assert _count(engine, "chatmem_guidance") == 1
+        assert _differences(engine) == []
 
 
 def test_cli_upgrade_current_and_downgrade(bare: Flask) -> None:

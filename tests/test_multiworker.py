@@ -9,6 +9,7 @@ winner per race, no half-applied write after a worker is killed.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import threading
@@ -23,9 +24,11 @@ import pytest
 from flask import Flask
 from sqlalchemy import text
 
-from chatmem.memory.models import Guidance, GuidanceEvent, LedgerEntry
+from chatmem.memory.models import Guidance, GuidanceEvent, LedgerEntry, SummaryJob
+from chatmem.memory.models import Session as SessionRecord
 from tests.conftest import dispose
 from tests.dbtools import drop_chatmem
+from tests.fake_llm import RESPONSES, FakeLLM, openai_text
 from tests.gunicorn_server import Connection, Server, gunicorn
 from tests.wsgi_host import build
 
@@ -66,6 +69,21 @@ def deployed(database_url: str) -> Iterator[Flask]:
 @pytest.fixture
 def server(deployed: Flask, database_url: str, tmp_path: Path) -> Iterator[Server]:
     env = {"CHATMEM_WSGI_SIGNAL_DIR": str(tmp_path)}
+    with gunicorn(database_url, tmp_path, env=env) as running:
+        yield running
+
+
+@pytest.fixture
+def llm_server(
+    deployed: Flask, database_url: str, tmp_path: Path, fake_llm: FakeLLM, provider_env: None
+) -> Iterator[Server]:
+    """Workers whose provider is the fake LLM, with a 2-second job lease."""
+    config = {"CHATMEM_PROVIDER": "openai", "CHATMEM_JOB_LEASE_SECONDS": 2}
+    env = {
+        "CHATMEM_WSGI_CONFIG": json.dumps(config),
+        "OPENAI_BASE_URL": fake_llm.openai_base_url,
+        "OPENAI_API_KEY": "sk-test-not-a-real-key",
+    }
     with gunicorn(database_url, tmp_path, env=env) as running:
         yield running
 
@@ -314,3 +332,56 @@ def _wait_for_holder(tmp_path: Path) -> int:
             return int(found[0].name.split("-", 1)[1])
         time.sleep(0.02)
     raise AssertionError("the held write never started")
+
+
+def test_a_summary_job_whose_worker_was_killed_is_run_again(
+    llm_server: Server, deployed: Flask, fake_llm: FakeLLM
+) -> None:
+    fake_llm.enqueue(RESPONSES, body=openai_text("never delivered"), delay=60)
+    fake_llm.enqueue(RESPONSES, body=openai_text("Retitled post 7 to Hi."))
+    admin = llm_server.connection()
+    assert admin.request("POST", "/t/settings", {"name": "auto_summarize", "value": True})[0] == 200
+    status, data = admin.request("POST", "/t/sessions", {})
+    assert status == 200
+    session_id = data["session_id"]
+    admin.close()
+
+    pools = llm_server.pinned(1)
+    (victim, first), (_other, second) = ((pid, pool[0]) for pid, pool in pools.items())
+
+    def run_jobs_on_the_victim() -> None:
+        with contextlib.suppress(OSError):  # its worker is killed under it
+            first.request("POST", "/t/jobs")
+        first.close()
+
+    runner = threading.Thread(target=run_jobs_on_the_victim)
+    runner.start()
+    deadline = time.monotonic() + 20
+    while not fake_llm.requests_to(RESPONSES) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert fake_llm.requests_to(RESPONSES), "the job never reached the provider"
+    os.kill(victim, signal.SIGKILL)  # dies holding the claim, mid provider call
+    runner.join(timeout=30)
+
+    with deployed.app_context():
+        db = deployed.extensions["test_host"]["db"]
+        job = db.session.query(SummaryJob).filter_by(session_id=session_id).one()
+        assert (job.status, job.attempts) == ("running", 1)
+        db.session.remove()
+
+    # Once the lease has run out, another worker picks the job up and finishes it.
+    deadline = time.monotonic() + 20
+    claimed = 0
+    while not claimed and time.monotonic() < deadline:
+        time.sleep(0.5)
+        status, data = second.request("POST", "/t/jobs")
+        assert status == 200, data
+        claimed = data["claimed"]
+    second.close()
+    assert claimed == 1
+    with deployed.app_context():
+        db = deployed.extensions["test_host"]["db"]
+        job = db.session.query(SummaryJob).filter_by(session_id=session_id).one()
+        record = db.session.get(SessionRecord, session_id)
+        assert (job.status, job.attempts) == ("done", 2)
+        assert (record.summary, record.summary_auto) == ("Retitled post 7 to Hi.", True)

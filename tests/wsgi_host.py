@@ -11,6 +11,7 @@ worker's pid so the tests can see which process served it.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -40,7 +41,8 @@ def sqlite_wal(dbapi_connection: Any, _record: Any) -> None:
 
 
 def build(database_url: str) -> Flask:
-    options = {}
+    # Extra app config for one test run, e.g. the provider and the job lease.
+    options: dict[str, Any] = json.loads(os.environ.get("CHATMEM_WSGI_CONFIG", "{}"))
     if database_url.startswith("sqlite"):
         options["SQLALCHEMY_ENGINE_OPTIONS"] = SQLITE_ENGINE_OPTIONS
     app = create_host_app(database_url, seed=False, **options)
@@ -117,6 +119,22 @@ def build(database_url: str) -> Flask:
         else:
             return answer({"error": {"code": "not_found"}}, 404)
         return answer({"id": entry.id, "version": entry.version, "status": entry.status})
+
+    @app.post("/t/sessions")
+    def session_with_a_write() -> Any:
+        """A conversation that made one change and was closed: a job is queued."""
+        user = USERS["editor"]
+        session_id = memory.start_session(user, "chat")
+        memory.call_tool(
+            "update-post", {"post_id": 7, "title": "Hi"}, user=user, session_id=session_id
+        )
+        memory.end_session(session_id, transcript="user: retitle post 7\nassistant: done")
+        return answer({"session_id": session_id})
+
+    @app.post("/t/jobs")
+    def jobs() -> Any:
+        stats = memory.run_due_jobs(limit=10)
+        return answer({"claimed": stats.claimed, "stats": str(stats)})
 
     @app.post("/t/settings")
     def settings() -> Any:

@@ -16,6 +16,7 @@ from . import config as _config
 from .errors import BlockedByMemory
 from .memory import block as _block
 from .memory import jobs as _jobs
+from .memory import search as _search  # noqa: F401 - create_all builds the recall indexes too
 from .memory import settings as _settings
 from .memory import tools as _memory_tools
 from .memory.guardrails import GuardrailIndex
@@ -195,6 +196,14 @@ class ChatMemory:
     @property
     def server_name(self) -> str:
         return str(self.config("CHATMEM_SERVER_NAME"))
+
+    def upgrade_db(self, revision: str = "head") -> None:
+        """Run chatmem's migrations on the app's engine (what `flask chatmem db upgrade` does)."""
+        from .migrate import upgrade
+
+        self._state()
+        self.db.session.remove()  # no open transaction may hold the tables
+        upgrade(self.db.engine, revision)
 
     def create_all(self) -> None:
         """Create chatmem's tables (tests and quick starts; production uses migrations)."""

@@ -135,12 +135,12 @@ def reset_demo_database(url: str) -> None:
     from sqlalchemy import create_engine
 
     from chatmem.demo.extensions import Base as DemoBase
-    from chatmem.memory.models import Base as ChatmemBase
+    from tests.dbtools import drop_chatmem
 
     engine = create_engine(url)
     try:
         DemoBase.metadata.drop_all(engine)
-        ChatmemBase.metadata.drop_all(engine)
+        drop_chatmem(engine)  # the demo migrates: its version table goes too
     finally:
         engine.dispose()
 

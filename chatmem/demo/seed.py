@@ -32,12 +32,12 @@ POSTS = (
 
 def setup_database(*, seed: bool = True) -> None:
     """Create missing tables and, on an empty database, the demo content. Idempotent."""
+    # chatmem's tables through its migrations (their own advisory lock on PostgreSQL).
+    memory.upgrade_db()
     with db.engine.begin() as connection:
         if connection.dialect.name == "postgresql":
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
         Base.metadata.create_all(connection)
-        # chatmem's tables, through its own API (the lead will switch this to migrations).
-        memory.create_all()
         if seed:
             with Session(bind=connection) as session:
                 if not session.scalar(select(func.count()).select_from(User)):

@@ -112,6 +112,9 @@ class GuardrailIndex:
     by_tool: dict[str, list[Rule]] = field(default_factory=dict)
     by_post_id: dict[str, list[Rule]] = field(default_factory=dict)
     by_post_type: dict[str, list[Rule]] = field(default_factory=dict)
+    # Counted once at build: __len__ is asked on every write call, and
+    # summing the buckets there made dispatch grow with the guardrail count.
+    size: int = 0
 
     @classmethod
     def build(cls, entries: Iterable[Guidance], server_name: str) -> GuardrailIndex:
@@ -136,14 +139,11 @@ class GuardrailIndex:
             if parsed.key is not None:
                 rule = Rule(entry.id, entry.title, entry.target or "")
                 buckets[parsed.key].setdefault(parsed.value, []).append(rule)
+                index.size += 1
         return index
 
     def __len__(self) -> int:
-        return sum(
-            len(rules)
-            for bucket in (self.by_tool, self.by_post_id, self.by_post_type)
-            for rules in bucket.values()
-        )
+        return self.size
 
     def match(
         self,

@@ -80,8 +80,16 @@ def get_open(db: SQLAlchemy, session_id: str, *, user_id: str) -> Session:
     return session
 
 
+# last_seen_at only feeds the idle sweep (minutes), so it is refreshed at most
+# this often: otherwise every read-only call (recall) would be a write
+# transaction, and on SQLite all workers would queue for the write lock.
+TOUCH_EVERY = timedelta(seconds=30)
+
+
 def touch(session: Session) -> None:
-    session.last_seen_at = utcnow()
+    now = utcnow()
+    if session.last_seen_at is None or now - session.last_seen_at >= TOUCH_EVERY:
+        session.last_seen_at = now
 
 
 def save_summary(db: SQLAlchemy, session: Session, summary: str, *, auto: bool = False) -> None:

@@ -1,0 +1,98 @@
+"""Shared bits of the benchmarks: a migrated host app, timing, ratio lines.
+
+Absolute times on these shared machines are noise; every figure is a ratio
+against a baseline measured in the same process, interleaved with the
+measured call round by round so drift hits both sides alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from flask import Flask  # noqa: E402
+
+from tests.dbtools import drop_chatmem  # noqa: E402
+from tests.hostapp import create_host_app  # noqa: E402
+
+
+def arguments(description: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument(
+        "--database-url",
+        help="a PostgreSQL URL to run on (its chatmem tables are dropped); default: a SQLite file",
+    )
+    parser.add_argument("--rounds", type=int, default=7, help="repeated runs; the median is kept")
+    return parser.parse_args()
+
+
+def migrated_app(database_url: str | None) -> Flask:
+    """The test host on a fresh chatmem schema built by the migrations."""
+    url = database_url or f"sqlite:///{tempfile.mkdtemp(prefix='chatmem-bench-')}/bench.db"
+    app = create_host_app(url, seed=False)
+    with app.app_context():
+        host = app.extensions["test_host"]
+        drop_chatmem(host["db"].engine)
+        host["db"].drop_all()
+        host["db"].create_all()
+        host["memory"].upgrade_db()
+    return app
+
+
+def timed(func: Callable[[], Any], n: int) -> list[float]:
+    """Seconds per call for n calls."""
+    out = []
+    for _ in range(n):
+        start = time.perf_counter()
+        func()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def compare(
+    measured: Callable[[], Any], baseline: Callable[[], Any], *, rounds: int, per_round: int
+) -> tuple[float, float, float]:
+    """(median ratio over rounds, median measured s, median baseline s)."""
+    ratios, ms, bs = [], [], []
+    for _ in range(rounds):
+        m_times, b_times = [], []
+        for _ in range(per_round):  # alternate call by call: drift hits both alike
+            b_times += timed(baseline, 1)
+            m_times += timed(measured, 1)
+        b, m = statistics.median(b_times), statistics.median(m_times)
+        ratios.append(m / b)
+        ms.append(m)
+        bs.append(b)
+    return statistics.median(ratios), statistics.median(ms), statistics.median(bs)
+
+
+def engine_name(app: Flask) -> str:
+    with app.app_context():
+        return str(app.extensions["test_host"]["db"].engine.dialect.name)
+
+
+def line(figure: str, value: str, detail: str, goal: str = "") -> None:
+    """One result line: `figure: value (detail) [goal ...]`."""
+    print(f"{figure}: {value}  ({detail}){f'  goal {goal}' if goal else ''}", flush=True)
+
+
+def us(seconds: float) -> str:
+    return f"{seconds * 1e6:.0f} µs"
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms"

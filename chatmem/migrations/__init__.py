@@ -1,0 +1,1 @@
+"""chatmem's Alembic environment and revisions (see `chatmem.migrate`)."""

@@ -1,0 +1,37 @@
+"""Helpers for tests that build chatmem's schema with the migrations."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine, inspect, text
+
+from chatmem.memory import search
+from chatmem.memory.models import Base
+from chatmem.migrate import VERSION_TABLE
+
+
+def drop_chatmem(engine: Engine) -> None:
+    """Remove every chatmem table, search object and the version table."""
+    Base.metadata.drop_all(engine)  # before_drop listeners remove the search objects
+    with engine.begin() as connection:
+        search.uninstall(connection)
+        connection.exec_driver_sql(f"DROP TABLE IF EXISTS {VERSION_TABLE}")
+
+
+def search_objects(engine: Engine) -> set[str]:
+    """The recall search objects present: FTS tables/triggers or trigram indexes."""
+    with engine.connect() as connection:
+        if engine.dialect.name == "sqlite":
+            rows = connection.exec_driver_sql(
+                "SELECT name FROM sqlite_master WHERE name LIKE 'chatmem_%fts%'"
+            ).all()
+        else:
+            rows = connection.execute(
+                text("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'ix_chatmem_%_trgm'")
+            )
+        return {row[0] for row in rows}
+
+
+def chatmem_tables(engine: Engine) -> set[str]:
+    """chatmem's tables, the FTS5 tables (search objects) left out."""
+    names = inspect(engine).get_table_names()
+    return {t for t in names if t.startswith("chatmem_") and t not in search.SEARCH_OBJECTS}

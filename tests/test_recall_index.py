@@ -1,0 +1,218 @@
+"""The recall indexes change how fast `topic` is answered, never the answer."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import literal_column, select, text
+
+from chatmem.memory import recall as recall_queries
+from chatmem.memory.guidance import text_key
+from chatmem.memory.models import Guidance, Session
+
+WORDS = [
+    "checkout",
+    "Checkout",
+    "CHECKOUT",
+    "header",
+    "footer",
+    "page",
+    "42",
+    "post_type",
+    "50%",
+    "100%_off",
+    "a_b",
+    "a/b",
+    "x%y",
+    '"quoted"',
+    "it's",
+    "École",
+    "école",
+    "ÉCOLE",
+    "straße",
+    "STRASSE",
+    "Ünïcödé",
+    "日本語",
+    "emoji🙂ok",
+    "tab\there",
+    "new\nline",
+    "deploy",
+    "migration",
+    "Migration",
+    "gunicorn",
+    "cache",
+    "revision",
+    "  spaced  ",
+    "-",
+    "_",
+    "%",
+]
+
+
+def _sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12)))
+
+
+def _topics(rng: random.Random, texts: list[str]) -> list[str]:
+    topics = [
+        "%",
+        "_",
+        "/",
+        "%_",
+        "a_b",
+        "x%y",
+        "50%",
+        '"',
+        '"quoted"',
+        "É",
+        "é",
+        "ÉCOLE",
+        "école",
+        "straße",
+        "日本",
+        "日本語",
+        "🙂",
+        "zzzz-not-there",
+        "ch",
+        "Ch",
+        "c",
+        "checkout page",
+        "CHECKOUT PAGE",
+        "\t",
+        "e\nl",
+    ]
+    for _ in range(120):
+        source = rng.choice(texts)
+        if not source:
+            continue
+        start = rng.randrange(len(source))
+        piece = source[start : start + rng.randint(1, 9)]
+        if piece.strip():
+            choice = rng.random()
+            piece = piece.upper() if choice < 0.3 else piece.swapcase() if choice < 0.5 else piece
+            topics.append(piece)
+    return topics
+
+
+def _seed(db: Any, rng: random.Random) -> list[str]:
+    now = datetime(2026, 1, 1)
+    texts: list[str] = []
+    for i in range(150):
+        body = _sentence(rng)
+        title = _sentence(rng)[:200]
+        texts += [body, title]
+        status = rng.choice(["publish", "publish", "pending", "trash"])
+        db.session.add(
+            Guidance(
+                type=rng.choice(["guardrail", "fact", "convention", "instruction"]),
+                title=title,
+                text=body,
+                text_key=text_key(f"{i} {body}"),
+                status=status,
+                enabled=rng.random() < 0.8,
+                origin="agent",
+                approved_at=now if status == "publish" else None,
+                created_at=now,
+                updated_at=now,
+            )
+        )
+    for i in range(300):
+        summary = _sentence(rng) if rng.random() < 0.8 else None
+        digest = _sentence(rng) if rng.random() < 0.9 else None
+        texts += [summary or "", digest or ""]
+        db.session.add(
+            Session(
+                id=f"s{i:04d}",
+                user_id="1",
+                user_name="admin",
+                channel="python",
+                started_at=now,
+                last_seen_at=now,
+                recorded_at=now + timedelta(minutes=rng.randint(0, 50)) if i % 7 else None,
+                summary=summary,
+                digest=digest,
+            )
+        )
+    db.session.commit()
+    return texts
+
+
+def _assert_same(db: Any, topics: list[str]) -> int:
+    """Every topic gives the scan's answer; returns how many found something."""
+    found = 0
+    for topic in topics:
+        indexed = recall_queries.recall(db, topic=topic, limit=100)
+        scanned = recall_queries.recall(db, topic=topic, limit=100, scan=True)
+        assert indexed == scanned, f"topic {topic!r}"
+        found += bool(scanned["guidance"] or scanned["sessions"])
+    return found
+
+
+def test_indexed_recall_equals_the_scan(
+    memory: Any, db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(20260707)
+    texts = _seed(db, rng)
+    topics = _topics(rng, texts)
+    assert _assert_same(db, topics) > len(topics) // 2  # the topics do find things
+    # The first pass (newest records only) answers alone when it finds enough.
+    monkeypatch.setattr(recall_queries, "RECENT", 20)
+    for topic in topics:
+        for limit in (1, 3, 10):
+            indexed = recall_queries.session_records(db, topic=topic, limit=limit)
+            scanned = recall_queries.session_records(db, topic=topic, limit=limit, scan=True)
+            assert [s.id for s in indexed] == [s.id for s in scanned], topic
+
+    # The triggers keep the index in step with updates and deletes.
+    sessions = db.session.query(Session).order_by(Session.id).all()
+    for session in sessions[::3]:
+        session.summary = "rewritten: cache revision École"
+    for session in sessions[1::5]:
+        session.digest = None
+    for session in sessions[2::11]:
+        db.session.delete(session)
+    for entry in db.session.query(Guidance).order_by(Guidance.id).all()[::4]:
+        entry.text = "guidance rewritten about gunicorn"
+    db.session.commit()
+    _assert_same(db, [*topics, "rewritten", "REWRITTEN: cache", "gunicorn"])
+    assert recall_queries.recall(db, topic="rewritten: CACHE")["sessions"]
+
+
+def test_the_recall_tool_uses_the_index(memory: Any, db: Any, editor: Any) -> None:
+    rng = random.Random(7)
+    _seed(db, rng)
+    result = memory.call_tool("recall", {"topic": "École", "limit": 100}, user=editor)
+    assert result == recall_queries.recall(db, topic="École", limit=100, scan=True)
+    plan = _plan(db, "checkout")
+    if db.engine.dialect.name == "sqlite":
+        assert "chatmem_session_fts VIRTUAL TABLE INDEX" in plan
+    else:
+        assert "ix_chatmem_session_summary_trgm" in plan
+    # Under three characters there is no trigram: the scan answers alone.
+    assert "fts" not in _plan(db, "ch")
+
+
+def _plan(db: Any, topic: str) -> str:
+    statement = (
+        select(Session.id)
+        .where(
+            recall_queries.topic_filter(
+                db,
+                "chatmem_session",
+                literal_column("chatmem_session.rowid"),
+                (Session.summary, Session.digest),
+                topic,
+                scan=False,
+            )
+        )
+        .compile(db.engine, compile_kwargs={"literal_binds": True})
+    )
+    if db.engine.dialect.name == "sqlite":
+        rows = db.session.execute(text(f"EXPLAIN QUERY PLAN {statement}")).all()
+        return "\n".join(str(row[-1]) for row in rows)
+    db.session.execute(text("SET LOCAL enable_seqscan = off"))
+    rows = db.session.execute(text(f"EXPLAIN {statement}")).all()
+    return "\n".join(row[0] for row in rows)

@@ -31,7 +31,12 @@ class SessionGone(Exception):
 
 
 def resolve(memory: ChatMemory, user: Any, session_id: str) -> Session:
-    """The open handshake-era session this user may use, touched; else SessionGone."""
+    """The open handshake-era session this user may use, touched; else SessionGone.
+
+    Commits only when the touch wrote: a commit would expire the row, and the
+    dispatcher, which looks the same session up again in this request, would
+    have to read it back from the database instead of the identity map.
+    """
     session = memory.db.session.get(Session, session_id) if len(session_id) <= 64 else None
     if (
         session is None
@@ -40,8 +45,8 @@ def resolve(memory: ChatMemory, user: Any, session_id: str) -> Session:
         or session.ended_at is not None
     ):
         raise SessionGone(session_id)
-    sessions.touch(session)
-    memory.db.session.commit()
+    if sessions.touch(session):
+        memory.db.session.commit()
     return session
 
 

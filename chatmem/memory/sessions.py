@@ -86,10 +86,13 @@ def get_open(db: SQLAlchemy, session_id: str, *, user_id: str) -> Session:
 TOUCH_EVERY = timedelta(seconds=30)
 
 
-def touch(session: Session) -> None:
+def touch(session: Session) -> bool:
+    """Refresh last_seen_at if it is due; True when that made a change to commit."""
     now = utcnow()
     if session.last_seen_at is None or now - session.last_seen_at >= TOUCH_EVERY:
         session.last_seen_at = now
+        return True
+    return False
 
 
 def save_summary(db: SQLAlchemy, session: Session, summary: str, *, auto: bool = False) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select, update
 
 from .errors import InvalidParams, NotFound, Unauthorized
 from .memory.models import ApiToken, utcnow
@@ -30,6 +30,12 @@ NAME_MAX = 100
 # Writing last_used_at on every request would make each read a write; a
 # minute's precision is all the token list needs.
 _TOUCH_EVERY = timedelta(minutes=1)
+# Built once: this runs on every MCP and REST request, and building the
+# statement cost more than running it. Columns, not the ORM row: nothing here
+# needs an object, and none is left in the session's identity map.
+_BY_HASH = select(ApiToken.id, ApiToken.user_id, ApiToken.revoked_at, ApiToken.last_used_at).where(
+    ApiToken.token_hash == bindparam("token_hash")
+)
 
 
 def hash_token(plain: str) -> str:
@@ -88,9 +94,7 @@ def authenticate(memory: ChatMemory, authorization: str | None) -> Bearer:
     if scheme.lower() != "bearer" or not plain.startswith(TOKEN_PREFIX):
         raise Unauthorized("Send an API token as 'Authorization: Bearer cm_...'.")
     db = memory.db
-    token = db.session.scalars(
-        select(ApiToken).where(ApiToken.token_hash == hash_token(plain))
-    ).first()
+    token = db.session.execute(_BY_HASH, {"token_hash": hash_token(plain)}).first()
     if token is None or token.revoked_at is not None:
         raise Unauthorized("This API token is not valid (unknown or revoked).")
     user = memory.load_user(token.user_id)
@@ -98,6 +102,6 @@ def authenticate(memory: ChatMemory, authorization: str | None) -> Bearer:
         raise Unauthorized("This API token is not valid (its user no longer exists).")
     now = utcnow()
     if token.last_used_at is None or now - token.last_used_at > _TOUCH_EVERY:
-        token.last_used_at = now
+        db.session.execute(update(ApiToken).where(ApiToken.id == token.id).values(last_used_at=now))
         db.session.commit()
     return Bearer(user=user, token_id=token.id)

@@ -32,13 +32,15 @@ class Snapshot:
 DEFAULT_SNAPSHOT = Snapshot(0, True, True, False)
 
 
+# Built once: it is read on every call, and building it cost more than running it.
+_READ = select(
+    State.revision, State.memory_enabled, State.require_approval, State.auto_summarize
+).where(State.id == STATE_ID)
+
+
 def read(db: SQLAlchemy) -> Snapshot:
     """The current revision and switches: one primary-key read, never cached."""
-    row = db.session.execute(
-        select(
-            State.revision, State.memory_enabled, State.require_approval, State.auto_summarize
-        ).where(State.id == STATE_ID)
-    ).first()
+    row = db.session.execute(_READ).first()
     return Snapshot(*row) if row else DEFAULT_SNAPSHOT
 
 

@@ -20,7 +20,7 @@ from .memory import search as _search  # noqa: F401 - create_all builds the reca
 from .memory import settings as _settings
 from .memory import tools as _memory_tools
 from .memory.guardrails import GuardrailIndex
-from .memory.models import Base
+from .memory.models import Base, guidance_record
 from .memory.sessions import end as _end_session
 from .memory.sessions import idle_ids as _idle_ids
 from .memory.sessions import start as _start_session
@@ -40,6 +40,8 @@ class _Cache:
     revision: int = -1
     block: _block.Block = _block.EMPTY
     guardrails: GuardrailIndex = field(default_factory=GuardrailIndex)
+    # What a topic-less `recall` returns as guidance, in block priority order.
+    approved: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass
@@ -232,8 +234,19 @@ class ChatMemory:
                     revision=snapshot.revision,
                     block=_block.compose(entries),
                     guardrails=GuardrailIndex.build(entries, self.server_name),
+                    approved=tuple(
+                        guidance_record(e) for e in sorted(entries, key=_block.priority)
+                    ),
                 )
             return state.cache
+
+    def approved_guidance(self, snapshot: _settings.Snapshot) -> list[dict[str, Any]]:
+        """Active guidance as `recall` shows it, at this revision (copies: callers may edit).
+
+        Every change to active guidance bumps the revision in its own
+        transaction, so this is exactly what the query would return.
+        """
+        return [dict(entry) for entry in self._cache(snapshot).approved]
 
     # -- permissions --------------------------------------------------------
 

@@ -36,6 +36,7 @@ from .memory.guardrails import tool_slug
 
 if TYPE_CHECKING:
     from .extension import ChatMemory
+    from .memory.settings import Snapshot
 
 log = logging.getLogger("chatmem")
 
@@ -53,6 +54,9 @@ class CallContext:
     user_name: str
     channel: str
     session_id: str | None = None
+    # The state this call was checked against (set by the dispatcher), so a
+    # tool can use the per-revision caches without reading the state again.
+    snapshot: Snapshot | None = None
 
 
 @dataclass(frozen=True)
@@ -130,7 +134,7 @@ class ToolRegistry:
         if tool is None:
             raise NotFound(f"Unknown tool {name!r}.", details={"tool": name})
         # 2. module switch
-        snapshot = memory.snapshot()
+        snapshot = context.snapshot = memory.snapshot()
         if tool.memory and not snapshot.memory_enabled:
             raise MemoryDisabled("Project memory is switched off on this site.")
         # 3. validate + canonicalise

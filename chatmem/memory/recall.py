@@ -156,10 +156,20 @@ def recall(
     topic: str | None = None,
     limit: int = 10,
     scan: bool = False,
+    approved: list[dict[str, Any]] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """`scan=True` skips the indexes: the reference the indexed path must equal."""
+    """`scan=True` skips the indexes: the reference the indexed path must equal.
+
+    `approved`, when given, is all active guidance already shaped and in
+    priority order (the caller's per-revision cache); without a topic it
+    stands in for the guidance query.
+    """
+    if approved is not None and not topic:
+        found = [g for g in approved if not type or g["type"] == type]
+    else:
+        found = [guidance_record(g) for g in guidance(db, type=type, topic=topic, scan=scan)]
     return {
-        "guidance": [guidance_record(g) for g in guidance(db, type=type, topic=topic, scan=scan)],
+        "guidance": found,
         "sessions": [
             session_record(s) for s in session_records(db, topic=topic, limit=limit, scan=scan)
         ],

@@ -42,6 +42,8 @@ class _Cache:
     guardrails: GuardrailIndex = field(default_factory=GuardrailIndex)
     # What a topic-less `recall` returns as guidance, in block priority order.
     approved: tuple[dict[str, Any], ...] = ()
+    # API tokens seen valid at this revision (token hash -> KnownToken); see tokens.py.
+    tokens: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -248,6 +250,10 @@ class ChatMemory:
         """
         return [dict(entry) for entry in self._cache(snapshot).approved]
 
+    def known_tokens(self, snapshot: _settings.Snapshot) -> dict[str, Any]:
+        """This worker's valid API tokens at this revision (revoking one bumps it)."""
+        return self._cache(snapshot).tokens
+
     # -- permissions --------------------------------------------------------
 
     def can(self, user: Any, capability: str) -> bool:
@@ -340,10 +346,17 @@ class ChatMemory:
         user: Any,
         session_id: str | None = None,
         channel: str = "python",
+        snapshot: _settings.Snapshot | None = None,
     ) -> dict[str, Any]:
-        """Run a tool through the one dispatch path; raises ChatmemError."""
+        """Run a tool through the one dispatch path; raises ChatmemError.
+
+        `snapshot` is for the MCP and REST endpoints: the state row they read
+        for this very request (to check its token), so the call need not read
+        it again. Anything older would check the call against stale guardrails.
+        """
         self._state()
         context = self.context_for(user, channel=channel, session_id=session_id or None)
+        context.snapshot = snapshot
         return self.registry.call(name, arguments, context)
 
     def start_session(self, user: Any, channel: str, *, external_key: str | None = None) -> str:

@@ -24,6 +24,7 @@ from .tools import Tool
 
 if TYPE_CHECKING:
     from .extension import ChatMemory
+    from .memory.settings import Snapshot
 
 
 class SessionGone(Exception):
@@ -54,9 +55,14 @@ def token_key(token_id: int) -> str:
     return f"token:{token_id}"
 
 
-def grouped(memory: ChatMemory, user: Any, token_id: int, tool: Tool) -> str | None:
-    """The stateless-era session for a call: the token's recent one, or a new one for a write."""
-    if not memory.snapshot().memory_enabled:
+def grouped(
+    memory: ChatMemory, user: Any, token_id: int, tool: Tool, *, snapshot: Snapshot | None = None
+) -> str | None:
+    """The stateless-era session for a call: the token's recent one, or a new one for a write.
+
+    `snapshot` is the state row read for this request, if there is one.
+    """
+    if not (snapshot or memory.snapshot()).memory_enabled:
         return None
     key = token_key(token_id)
     found = sessions.find_open(memory.db, user_id=user_id_of(user), channel="mcp", external_key=key)

@@ -54,8 +54,9 @@ class CallContext:
     user_name: str
     channel: str
     session_id: str | None = None
-    # The state this call was checked against (set by the dispatcher), so a
-    # tool can use the per-revision caches without reading the state again.
+    # The state this call is checked against: read by the dispatcher unless
+    # the endpoint read it for this request already. A tool can use the
+    # per-revision caches with it without reading the state again.
     snapshot: Snapshot | None = None
 
 
@@ -127,6 +128,12 @@ class ToolRegistry:
         return sorted(listed, key=lambda t: (not t.memory, t.name))
 
     def call(self, name: str, arguments: Any, context: CallContext) -> dict[str, Any]:
+        try:
+            return self._call(name, arguments, context)
+        finally:
+            context.snapshot = None  # a reused context must not carry it to a later call
+
+    def _call(self, name: str, arguments: Any, context: CallContext) -> dict[str, Any]:
         memory = context.memory
         db = memory.db
         # 1. lookup
@@ -134,7 +141,7 @@ class ToolRegistry:
         if tool is None:
             raise NotFound(f"Unknown tool {name!r}.", details={"tool": name})
         # 2. module switch
-        snapshot = context.snapshot = memory.snapshot()
+        snapshot = context.snapshot = context.snapshot or memory.snapshot()
         if tool.memory and not snapshot.memory_enabled:
             raise MemoryDisabled("Project memory is switched off on this site.")
         # 3. validate + canonicalise

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import bindparam, select, update
 
 from .errors import InvalidParams, NotFound, Unauthorized
-from .memory import settings
+from .memory import reads, settings
 from .memory.models import ApiToken, utcnow
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def authenticate(
     known = memory.known_tokens(snapshot) if snapshot is not None else None
     token = known.get(token_hash) if known is not None else None
     if token is None:
-        row = db.session.execute(_BY_HASH, {"token_hash": token_hash}).first()
+        row = reads.first(db, _BY_HASH, {"token_hash": token_hash})
         if row is None or row.revoked_at is not None:
             raise Unauthorized("This API token is not valid (unknown or revoked).")
         token = KnownToken(row.id, row.user_id, row.last_used_at)

@@ -29,7 +29,7 @@ from sqlalchemy import (
     table,
 )
 
-from . import search
+from . import reads, search
 from .block import priority
 from .models import (
     GUIDANCE_RECORD_COLUMNS,
@@ -118,7 +118,7 @@ def session_records(
     indexed pass run over the whole history.
     """
     if not topic:
-        return list(db.session.execute(_NEWEST_RECORDS, {"limit": limit}))
+        return reads.rows(db, _NEWEST_RECORDS, {"limit": limit})
     query = _RECORDS
     columns = (Session.summary, Session.digest)
     predicate = topic_filter(db, "chatmem_session", None, columns, topic, scan=True)

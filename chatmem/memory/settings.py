@@ -15,6 +15,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..errors import InvalidParams
+from . import reads
 from .models import GuidanceEvent, State
 
 SETTINGS = ("memory_enabled", "require_approval", "auto_summarize")
@@ -40,8 +41,10 @@ _READ = select(
 
 def read(db: SQLAlchemy) -> Snapshot:
     """The current revision and switches: one primary-key read, never cached."""
-    row = db.session.execute(_READ).first()
-    return Snapshot(*row) if row else DEFAULT_SNAPSHOT
+    row = reads.first(db, _READ)
+    if row is None:
+        return DEFAULT_SNAPSHOT
+    return Snapshot(row.revision, row.memory_enabled, row.require_approval, row.auto_summarize)
 
 
 def ensure_state_row(db: SQLAlchemy) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .extension import user_id_of
 from .memory import sessions
-from .memory.models import Session, utcnow
+from .memory.models import utcnow
 from .tools import Tool
 
 if TYPE_CHECKING:
@@ -31,14 +31,13 @@ class SessionGone(Exception):
     """The session id is unknown, another user's, or ended: HTTP 404."""
 
 
-def resolve(memory: ChatMemory, user: Any, session_id: str) -> Session:
-    """The open handshake-era session this user may use, touched; else SessionGone.
+def resolve(memory: ChatMemory, user: Any, session_id: str) -> None:
+    """Check that this user may use this open handshake-era session, and touch it; else SessionGone.
 
-    Commits only when the touch wrote: a commit would expire the row, and the
-    dispatcher, which looks the same session up again in this request, would
-    have to read it back from the database instead of the identity map.
+    Commits only when the touch wrote, so a read-only call stays read-only.
     """
-    session = memory.db.session.get(Session, session_id) if len(session_id) <= 64 else None
+    db = memory.db
+    session = sessions.lookup(db, session_id) if len(session_id) <= 64 else None
     if (
         session is None
         or session.user_id != user_id_of(user)
@@ -46,9 +45,8 @@ def resolve(memory: ChatMemory, user: Any, session_id: str) -> Session:
         or session.ended_at is not None
     ):
         raise SessionGone(session_id)
-    if sessions.touch(session):
-        memory.db.session.commit()
-    return session
+    if sessions.touch(db, session_id, session.last_seen_at):
+        db.session.commit()
 
 
 def token_key(token_id: int) -> str:

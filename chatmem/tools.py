@@ -157,8 +157,8 @@ class ToolRegistry:
         capture = snapshot.memory_enabled
         session = None
         if context.session_id is not None and capture:
-            session = sessions.get_open(db, context.session_id, user_id=context.user_id)
-            sessions.touch(session)
+            found = sessions.get_open(db, context.session_id, user_id=context.user_id)
+            sessions.touch(db, context.session_id, found.last_seen_at)
         elif capture and not tool.read_only:
             session = sessions.start(
                 db,

@@ -229,12 +229,10 @@ def _handshake(who: Bearer, request_id: Any, method: str, params: dict[str, Any]
     session_id = request.headers.get("Mcp-Session-Id")
     if session_id:
         try:
-            # Held until the call is done: the identity map keeps rows only
-            # while referenced, and the dispatcher's look-up should find it there.
-            session = mcp_sessions.resolve(mem, who.user, session_id)
+            mcp_sessions.resolve(mem, who.user, session_id)
         except mcp_sessions.SessionGone:
             return _session_gone(request_id)
-        session_for: Any = lambda _tool: session.id  # noqa: E731
+        session_for: Any = lambda _tool: session_id  # noqa: E731
     else:
         session_for = partial(
             mcp_sessions.grouped, mem, who.user, who.token_id, snapshot=who.snapshot

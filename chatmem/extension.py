@@ -245,7 +245,7 @@ class ChatMemory:
     def approved_guidance(self, snapshot: _settings.Snapshot) -> list[dict[str, Any]]:
         """Active guidance as `recall` shows it, at this revision (copies: callers may edit).
 
-        Every change to active guidance bumps the revision in its own
+        Every change to active guidance bumps the revision in the same
         transaction, so this is exactly what the query would return.
         """
         return [dict(entry) for entry in self._cache(snapshot).approved]

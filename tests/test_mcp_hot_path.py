@@ -14,10 +14,11 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from flask import Flask
 from sqlalchemy import event
 
-from chatmem import BlockedByMemory, tokens
+from chatmem import BlockedByMemory, NotFound, tokens
 from chatmem.memory import guidance
 from chatmem.memory.models import Session, utcnow
 from chatmem.memory.recall import recall
@@ -77,7 +78,7 @@ def statements(app: Flask) -> Iterator[list[str]]:
         event.remove(engine, "before_cursor_execute", record)
 
 
-def test_a_steady_state_recall_reads_four_rows_and_writes_nothing(
+def test_a_steady_state_recall_reads_three_rows_and_writes_nothing(
     app: Flask, make_token: Any
 ) -> None:
     app.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 0  # its counter is a write; see below
@@ -89,9 +90,10 @@ def test_a_steady_state_recall_reads_four_rows_and_writes_nothing(
         for _ in range(3):
             recalled(client, token, session_id)
     assert seen and set(seen) == {"SELECT"}, seen
-    # Per call: the state row, the session (endpoint), the session (dispatcher),
-    # the newest records. The token and the guidance come from the caches.
-    assert len(seen) == 3 * 4, seen
+    # Per call: the state row, the session (the endpoint's look-up; the
+    # dispatcher's reuses it), the newest records. The token and the guidance
+    # come from the per-revision caches.
+    assert len(seen) == 3 * 3, seen
 
 
 def test_with_the_rate_limit_on_its_counter_is_the_only_write(app: Flask, make_token: Any) -> None:
@@ -230,3 +232,17 @@ def test_recall_sees_a_record_not_yet_flushed(memory: Any, db: Any) -> None:
     )
     assert [s["id"] for s in recall(db)["sessions"]] == ["pending-record"]
     db.session.rollback()
+
+
+def test_a_session_ended_elsewhere_is_refused_on_the_next_call(
+    memory: Any, editor: Any, second_worker: Flask
+) -> None:
+    """The dispatcher's session look-up is reused within a transaction, never across one."""
+    session_id = memory.start_session(editor, "python")
+    memory.call_tool("recall", {}, user=editor, session_id=session_id)
+    with second_worker.app_context():
+        second_worker.extensions["test_host"]["memory"].end_session(session_id)
+    with pytest.raises(NotFound, match="ended"):
+        memory.call_tool(
+            "remember", {"type": "fact", "text": "x"}, user=editor, session_id=session_id
+        )

@@ -76,9 +76,26 @@ _LOOKUP = select(Session.user_id, Session.channel, Session.ended_at, Session.las
 )
 
 
+# The last lookup, kept for the rest of its transaction (see `lookup`).
+_MEMO = "chatmem.session_lookup"
+
+
 def lookup(db: SQLAlchemy, session_id: str) -> Row[Any] | None:
-    """(user_id, channel, ended_at, last_seen_at) of a session, or None."""
-    return reads.first(db, _LOOKUP, {"session_id": session_id})
+    """(user_id, channel, ended_at, last_seen_at) of a session, or None.
+
+    The MCP endpoint and then the dispatcher check the same session in one
+    request: the second look-up in the same transaction reuses the first
+    row, as the ORM's identity map would. A commit or rollback starts a new
+    transaction, and with it a fresh read.
+    """
+    session = db.session()  # the current Session behind the scoped proxy
+    memo = session.info.get(_MEMO)
+    transaction = session.get_transaction()
+    if memo and transaction is not None and memo[0] is transaction and memo[1] == session_id:
+        return memo[2]
+    row = reads.first(db, _LOOKUP, {"session_id": session_id})
+    session.info[_MEMO] = (session.get_transaction(), session_id, row)
+    return row
 
 
 def get_open(db: SQLAlchemy, session_id: str, *, user_id: str) -> Row[Any]:
@@ -105,6 +122,7 @@ def touch(db: SQLAlchemy, session_id: str, last_seen_at: datetime | None) -> boo
     if last_seen_at is not None and now - last_seen_at < TOUCH_EVERY:
         return False
     db.session.execute(update(Session).where(Session.id == session_id).values(last_seen_at=now))
+    db.session.info.pop(_MEMO, None)  # the remembered row is older than this write
     return True
 
 

@@ -20,7 +20,7 @@ from .memory import search as _search  # noqa: F401 - create_all builds the reca
 from .memory import settings as _settings
 from .memory import tools as _memory_tools
 from .memory.guardrails import GuardrailIndex
-from .memory.models import Base
+from .memory.models import Base, guidance_record
 from .memory.sessions import end as _end_session
 from .memory.sessions import idle_ids as _idle_ids
 from .memory.sessions import start as _start_session
@@ -40,6 +40,10 @@ class _Cache:
     revision: int = -1
     block: _block.Block = _block.EMPTY
     guardrails: GuardrailIndex = field(default_factory=GuardrailIndex)
+    # What a topic-less `recall` returns as guidance, in block priority order.
+    approved: tuple[dict[str, Any], ...] = ()
+    # API tokens seen valid at this revision (token hash -> KnownToken); see tokens.py.
+    tokens: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -232,8 +236,23 @@ class ChatMemory:
                     revision=snapshot.revision,
                     block=_block.compose(entries),
                     guardrails=GuardrailIndex.build(entries, self.server_name),
+                    approved=tuple(
+                        guidance_record(e) for e in sorted(entries, key=_block.priority)
+                    ),
                 )
             return state.cache
+
+    def approved_guidance(self, snapshot: _settings.Snapshot) -> list[dict[str, Any]]:
+        """Active guidance as `recall` shows it, at this revision (copies: callers may edit).
+
+        Every change to active guidance bumps the revision in the same
+        transaction, so this is exactly what the query would return.
+        """
+        return [dict(entry) for entry in self._cache(snapshot).approved]
+
+    def known_tokens(self, snapshot: _settings.Snapshot) -> dict[str, Any]:
+        """This worker's valid API tokens at this revision (revoking one bumps it)."""
+        return self._cache(snapshot).tokens
 
     # -- permissions --------------------------------------------------------
 
@@ -327,10 +346,17 @@ class ChatMemory:
         user: Any,
         session_id: str | None = None,
         channel: str = "python",
+        snapshot: _settings.Snapshot | None = None,
     ) -> dict[str, Any]:
-        """Run a tool through the one dispatch path; raises ChatmemError."""
+        """Run a tool through the one dispatch path; raises ChatmemError.
+
+        `snapshot` is for the MCP and REST endpoints: the state row they read
+        for this very request (to check its token), so the call need not read
+        it again. Anything older would check the call against stale guardrails.
+        """
         self._state()
         context = self.context_for(user, channel=channel, session_id=session_id or None)
+        context.snapshot = snapshot
         return self.registry.call(name, arguments, context)
 
     def start_session(self, user: Any, channel: str, *, external_key: str | None = None) -> str:

@@ -20,6 +20,7 @@ from .tools import Tool
 
 if TYPE_CHECKING:
     from .extension import ChatMemory
+    from .memory.settings import Snapshot
 
 HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
 MODERN_VERSIONS = ("2026-07-28",)
@@ -93,6 +94,7 @@ class Caller:
     user: Any
     modern: bool
     session_for: Any  # (tool: Tool) -> str | None
+    snapshot: Snapshot | None = None  # the state row read for this request
 
 
 def capabilities() -> dict[str, Any]:
@@ -189,7 +191,12 @@ def call_tool(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
     try:
         session_id = caller.session_for(tool)
         result = memory.call_tool(
-            tool.name, arguments, user=caller.user, session_id=session_id, channel="mcp"
+            tool.name,
+            arguments,
+            user=caller.user,
+            session_id=session_id,
+            channel="mcp",
+            snapshot=caller.snapshot,
         )
     except ChatmemError as error:
         return _complete(caller, tool_result({"error": error.to_dict()}, is_error=True))

@@ -19,20 +19,25 @@ from typing import TYPE_CHECKING, Any
 
 from .extension import user_id_of
 from .memory import sessions
-from .memory.models import Session, utcnow
+from .memory.models import utcnow
 from .tools import Tool
 
 if TYPE_CHECKING:
     from .extension import ChatMemory
+    from .memory.settings import Snapshot
 
 
 class SessionGone(Exception):
     """The session id is unknown, another user's, or ended: HTTP 404."""
 
 
-def resolve(memory: ChatMemory, user: Any, session_id: str) -> Session:
-    """The open handshake-era session this user may use, touched; else SessionGone."""
-    session = memory.db.session.get(Session, session_id) if len(session_id) <= 64 else None
+def resolve(memory: ChatMemory, user: Any, session_id: str) -> None:
+    """Check that this user may use this open handshake-era session, and touch it; else SessionGone.
+
+    Commits only when the touch wrote, so a read-only call stays read-only.
+    """
+    db = memory.db
+    session = sessions.lookup(db, session_id) if len(session_id) <= 64 else None
     if (
         session is None
         or session.user_id != user_id_of(user)
@@ -40,18 +45,22 @@ def resolve(memory: ChatMemory, user: Any, session_id: str) -> Session:
         or session.ended_at is not None
     ):
         raise SessionGone(session_id)
-    sessions.touch(session)
-    memory.db.session.commit()
-    return session
+    if sessions.touch(db, session_id, session.last_seen_at):
+        db.session.commit()
 
 
 def token_key(token_id: int) -> str:
     return f"token:{token_id}"
 
 
-def grouped(memory: ChatMemory, user: Any, token_id: int, tool: Tool) -> str | None:
-    """The stateless-era session for a call: the token's recent one, or a new one for a write."""
-    if not memory.snapshot().memory_enabled:
+def grouped(
+    memory: ChatMemory, user: Any, token_id: int, tool: Tool, *, snapshot: Snapshot | None = None
+) -> str | None:
+    """The stateless-era session for a call: the token's recent one, or a new one for a write.
+
+    `snapshot` is the state row read for this request, if there is one.
+    """
+    if not (snapshot or memory.snapshot()).memory_enabled:
         return None
     key = token_key(token_id)
     found = sessions.find_open(memory.db, user_id=user_id_of(user), channel="mcp", external_key=key)

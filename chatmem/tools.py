@@ -36,6 +36,7 @@ from .memory.guardrails import tool_slug
 
 if TYPE_CHECKING:
     from .extension import ChatMemory
+    from .memory.settings import Snapshot
 
 log = logging.getLogger("chatmem")
 
@@ -53,6 +54,10 @@ class CallContext:
     user_name: str
     channel: str
     session_id: str | None = None
+    # The state this call is checked against: read by the dispatcher unless
+    # the endpoint read it for this request already. A tool can use the
+    # per-revision caches with it without reading the state again.
+    snapshot: Snapshot | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,12 @@ class ToolRegistry:
         return sorted(listed, key=lambda t: (not t.memory, t.name))
 
     def call(self, name: str, arguments: Any, context: CallContext) -> dict[str, Any]:
+        try:
+            return self._call(name, arguments, context)
+        finally:
+            context.snapshot = None  # a reused context must not carry it to a later call
+
+    def _call(self, name: str, arguments: Any, context: CallContext) -> dict[str, Any]:
         memory = context.memory
         db = memory.db
         # 1. lookup
@@ -130,7 +141,7 @@ class ToolRegistry:
         if tool is None:
             raise NotFound(f"Unknown tool {name!r}.", details={"tool": name})
         # 2. module switch
-        snapshot = memory.snapshot()
+        snapshot = context.snapshot = context.snapshot or memory.snapshot()
         if tool.memory and not snapshot.memory_enabled:
             raise MemoryDisabled("Project memory is switched off on this site.")
         # 3. validate + canonicalise
@@ -146,8 +157,8 @@ class ToolRegistry:
         capture = snapshot.memory_enabled
         session = None
         if context.session_id is not None and capture:
-            session = sessions.get_open(db, context.session_id, user_id=context.user_id)
-            sessions.touch(session)
+            found = sessions.get_open(db, context.session_id, user_id=context.user_id)
+            sessions.touch(db, context.session_id, found.last_seen_at)
         elif capture and not tool.read_only:
             session = sessions.start(
                 db,

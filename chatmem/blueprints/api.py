@@ -15,6 +15,7 @@ from werkzeug.exceptions import HTTPException
 from ..errors import ChatmemError, InvalidParams
 from ..extension import user_id_of
 from ..memory import sessions
+from ..memory.settings import Snapshot
 from ..tools import Tool
 from .bearer import bearer, exempt_from_csrf, memory, parse_json, read_body, session_key
 from .openapi import openapi_document
@@ -105,16 +106,23 @@ def call_tool(name: str) -> Response:
             details={"field": "body"},
         )
     mem = memory()
-    session_id = _session_for(who.user, session_key())
+    session_id = _session_for(who.user, session_key(), who.snapshot)
     return jsonify(
-        mem.call_tool(name, arguments, user=who.user, session_id=session_id, channel="rest")
+        mem.call_tool(
+            name,
+            arguments,
+            user=who.user,
+            session_id=session_id,
+            channel="rest",
+            snapshot=who.snapshot,
+        )
     )
 
 
-def _session_for(user: Any, key: str | None) -> str | None:
+def _session_for(user: Any, key: str | None, snapshot: Snapshot | None) -> str | None:
     """The open REST session this client's key names, started on first use."""
     mem = memory()
-    if key is None or not mem.snapshot().memory_enabled:
+    if key is None or not (snapshot or mem.snapshot()).memory_enabled:
         return None
     found = sessions.find_open(mem.db, user_id=user_id_of(user), channel="rest", external_key=key)
     if found is not None:

@@ -27,9 +27,13 @@ def memory() -> Any:
 
 
 def bearer() -> Bearer:
-    """The token's user, counted against the token's rate limit (Unauthorized, RateLimited)."""
+    """The token's user, counted against the token's rate limit (Unauthorized, RateLimited).
+
+    The state row is read here, once for the request: the token check keys
+    its cache on the revision, and the tool call reuses it.
+    """
     mem = memory()
-    who = authenticate(mem, request.headers.get("Authorization"))
+    who = authenticate(mem, request.headers.get("Authorization"), mem.snapshot())
     ratelimit.hit(mem.db, who.token_id, int(mem.config("CHATMEM_RATE_LIMIT_PER_MINUTE")))
     return who
 

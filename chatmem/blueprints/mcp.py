@@ -234,8 +234,12 @@ def _handshake(who: Bearer, request_id: Any, method: str, params: dict[str, Any]
             return _session_gone(request_id)
         session_for: Any = lambda _tool: session_id  # noqa: E731
     else:
-        session_for = partial(mcp_sessions.grouped, mem, who.user, who.token_id)
-    caller = rpc.Caller(memory=mem, user=who.user, modern=False, session_for=session_for)
+        session_for = partial(
+            mcp_sessions.grouped, mem, who.user, who.token_id, snapshot=who.snapshot
+        )
+    caller = rpc.Caller(
+        memory=mem, user=who.user, modern=False, session_for=session_for, snapshot=who.snapshot
+    )
     try:
         result = rpc.handle(caller, method, params)
     except RpcError as error:
@@ -252,7 +256,10 @@ def _modern(
             memory=memory(),
             user=who.user,
             modern=True,
-            session_for=partial(mcp_sessions.grouped, memory(), who.user, who.token_id),
+            session_for=partial(
+                mcp_sessions.grouped, memory(), who.user, who.token_id, snapshot=who.snapshot
+            ),
+            snapshot=who.snapshot,
         )
         result = rpc.handle(caller, method, params)
     except RpcError as error:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import select
@@ -53,7 +54,8 @@ class Block:
 EMPTY = Block("")
 
 
-def priority(entry: Guidance) -> tuple[int, int, datetime, int]:
+def priority(entry: Any) -> tuple[int, int, datetime, int]:
+    """Block order; `entry` is a Guidance or a row with its columns (recall's)."""
     return (
         GUIDANCE_TYPES.index(entry.type),
         SEVERITY_RANK.get(entry.severity, 3),

@@ -94,17 +94,7 @@ class Guidance(Base):
 
     def to_dict(self) -> dict[str, Any]:
         """The shape `recall` returns for one entry."""
-        return {
-            "id": self.id,
-            "type": self.type,
-            "title": self.title,
-            "text": self.text,
-            "scope": self.scope,
-            "target": self.target,
-            "severity": self.severity,
-            "origin": self.origin,
-            "approved_at": _iso(self.approved_at),
-        }
+        return guidance_record(self)
 
 
 class GuidanceEvent(Base):
@@ -148,16 +138,7 @@ class Session(Base):
 
     def to_dict(self) -> dict[str, Any]:
         """The shape `recall` returns for one session record."""
-        return {
-            "id": self.id,
-            "when": _iso(self.recorded_at or self.started_at),
-            "user": self.user_name,
-            "source": self.channel,
-            "summary": self.summary,
-            "auto": self.summary_auto,
-            "digest": self.digest or "",
-            "changes": self.change_count,
-        }
+        return session_record(self)
 
 
 class LedgerEntry(Base):
@@ -227,3 +208,60 @@ class RateCounter(Base):
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat(timespec="seconds") + "Z" if value else None
+
+
+# What `recall` reads of each table. Its hot path selects these columns rather
+# than whole ORM rows (no objects to build, nothing left in the identity map);
+# a Row has the same attribute names, so one function shapes both.
+GUIDANCE_RECORD_COLUMNS = (
+    Guidance.id,
+    Guidance.type,
+    Guidance.title,
+    Guidance.text,
+    Guidance.scope,
+    Guidance.target,
+    Guidance.severity,
+    Guidance.origin,
+    Guidance.approved_at,
+    Guidance.created_at,  # for block.priority, not returned
+)
+SESSION_RECORD_COLUMNS = (
+    Session.id,
+    Session.recorded_at,
+    Session.started_at,
+    Session.user_name,
+    Session.channel,
+    Session.summary,
+    Session.summary_auto,
+    Session.digest,
+    Session.change_count,
+)
+
+
+def guidance_record(entry: Any) -> dict[str, Any]:
+    """One guidance entry (a Guidance or a row of GUIDANCE_RECORD_COLUMNS) as recall shows it."""
+    return {
+        "id": entry.id,
+        "type": entry.type,
+        "title": entry.title,
+        "text": entry.text,
+        "scope": entry.scope,
+        "target": entry.target,
+        "severity": entry.severity,
+        "origin": entry.origin,
+        "approved_at": _iso(entry.approved_at),
+    }
+
+
+def session_record(session: Any) -> dict[str, Any]:
+    """One session record (a Session or a row of SESSION_RECORD_COLUMNS) as recall shows it."""
+    return {
+        "id": session.id,
+        "when": _iso(session.recorded_at or session.started_at),
+        "user": session.user_name,
+        "source": session.channel,
+        "summary": session.summary,
+        "auto": session.summary_auto,
+        "digest": session.digest or "",
+        "changes": session.change_count,
+    }

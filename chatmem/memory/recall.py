@@ -15,12 +15,30 @@ from __future__ import annotations
 from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
-from sqlalchemy import ColumnElement, and_, column, func, literal_column, or_, select, table
-from sqlalchemy.orm import aliased
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Row,
+    and_,
+    bindparam,
+    column,
+    func,
+    literal_column,
+    or_,
+    select,
+    table,
+)
 
-from . import search
+from . import reads, search
 from .block import priority
-from .models import Guidance, Session
+from .models import (
+    GUIDANCE_RECORD_COLUMNS,
+    SESSION_RECORD_COLUMNS,
+    Guidance,
+    Session,
+    guidance_record,
+    session_record,
+)
 
 ESCAPE = "/"
 
@@ -57,10 +75,21 @@ def topic_filter(
     return and_(rowid.in_(candidates), predicate)
 
 
+# The statements every plain `recall` runs, built once (building them cost
+# more than running them on a small site).
+_ACTIVE_GUIDANCE = select(*GUIDANCE_RECORD_COLUMNS).where(
+    Guidance.status == "publish", Guidance.enabled.is_(True)
+)
+_RECORDS = select(*SESSION_RECORD_COLUMNS).where(Session.recorded_at.is_not(None))
+_NEWEST = (Session.recorded_at.desc(), Session.id)
+_NEWEST_RECORDS = _RECORDS.order_by(*_NEWEST).limit(bindparam("limit", type_=Integer))
+
+
 def guidance(
     db: SQLAlchemy, *, type: str | None = None, topic: str | None = None, scan: bool = False
-) -> list[Guidance]:
-    query = select(Guidance).where(Guidance.status == "publish", Guidance.enabled.is_(True))
+) -> list[Row[Any]]:
+    """Approved, enabled entries (rows of GUIDANCE_RECORD_COLUMNS) in block priority order."""
+    query = _ACTIVE_GUIDANCE
     if type:
         query = query.where(Guidance.type == type)
     if topic:
@@ -68,7 +97,7 @@ def guidance(
         query = query.where(
             topic_filter(db, "chatmem_guidance", Guidance.id, columns, topic, scan=scan)
         )
-    return sorted(db.session.scalars(query), key=priority)
+    return sorted(db.session.execute(query), key=priority)
 
 
 # How many of the newest records the first, index-free pass reads.
@@ -77,8 +106,10 @@ RECENT = 1000
 
 def session_records(
     db: SQLAlchemy, *, topic: str | None = None, limit: int = 10, scan: bool = False
-) -> list[Session]:
-    """The newest records matching `topic`, in two passes when there is a topic.
+) -> list[Row[Any]]:
+    """The newest records (rows of SESSION_RECORD_COLUMNS) matching `topic`.
+
+    Two passes when there is a topic.
 
     A common topic is best served by walking the newest records and stopping
     at `limit` matches; a rare one by the trigram index. So the first pass
@@ -86,29 +117,21 @@ def session_records(
     are exactly the newest matches overall. Only otherwise does the second,
     indexed pass run over the whole history.
     """
-    newest = (Session.recorded_at.desc(), Session.id)
-    query = select(Session).where(Session.recorded_at.is_not(None))
     if not topic:
-        return list(db.session.scalars(query.order_by(*newest).limit(limit)))
+        return reads.rows(db, _NEWEST_RECORDS, {"limit": limit})
+    query = _RECORDS
     columns = (Session.summary, Session.digest)
     predicate = topic_filter(db, "chatmem_session", None, columns, topic, scan=True)
     if not scan:
         # A derived table, not `id IN (...)`: both engines stream it in order
         # and stop at `limit` matches.
-        recent = aliased(
-            Session,
-            select(Session)
-            .where(Session.recorded_at.is_not(None))
-            .order_by(*newest)
-            .limit(RECENT)
-            .subquery("recent"),
-        )
-        own = topic_filter(db, "", None, (recent.summary, recent.digest), topic, scan=True)
+        recent = _RECORDS.order_by(*_NEWEST).limit(RECENT).subquery("recent")
+        own = topic_filter(db, "", None, (recent.c.summary, recent.c.digest), topic, scan=True)
         found = list(
-            db.session.scalars(
+            db.session.execute(
                 select(recent)
                 .where(own)
-                .order_by(recent.recorded_at.desc(), recent.id)
+                .order_by(recent.c.recorded_at.desc(), recent.c.id)
                 .limit(limit)
             )
         )
@@ -123,7 +146,7 @@ def session_records(
         # for a rare topic). MATERIALIZED keeps the two apart.
         hits = select(Session.id).where(predicate).cte("topic_hits").prefix_with("MATERIALIZED")
         query = query.where(Session.id.in_(select(hits.c.id)))
-    return list(db.session.scalars(query.order_by(*newest).limit(limit)))
+    return list(db.session.execute(query.order_by(*_NEWEST).limit(limit)))
 
 
 def recall(
@@ -133,9 +156,21 @@ def recall(
     topic: str | None = None,
     limit: int = 10,
     scan: bool = False,
+    approved: list[dict[str, Any]] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """`scan=True` skips the indexes: the reference the indexed path must equal."""
+    """`scan=True` skips the indexes: the reference the indexed path must equal.
+
+    `approved`, when given, is all active guidance already shaped and in
+    priority order (the caller's per-revision cache); without a topic it
+    stands in for the guidance query.
+    """
+    if approved is not None and not topic:
+        found = [g for g in approved if not type or g["type"] == type]
+    else:
+        found = [guidance_record(g) for g in guidance(db, type=type, topic=topic, scan=scan)]
     return {
-        "guidance": [g.to_dict() for g in guidance(db, type=type, topic=topic, scan=scan)],
-        "sessions": [s.to_dict() for s in session_records(db, topic=topic, limit=limit, scan=scan)],
+        "guidance": found,
+        "sessions": [
+            session_record(s) for s in session_records(db, topic=topic, limit=limit, scan=scan)
+        ],
     }

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime, timedelta
+from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
-from sqlalchemy import select
+from sqlalchemy import Row, bindparam, select, update
 
 from ..errors import InvalidParams, NotFound
-from . import ledger, settings
+from . import ledger, reads, settings
 from .models import CHANNELS, Session, SummaryJob, utcnow
 
 
@@ -68,9 +69,38 @@ def exists(db: SQLAlchemy, session_id: str) -> bool:
     return db.session.get(Session, session_id) is not None
 
 
-def get_open(db: SQLAlchemy, session_id: str, *, user_id: str) -> Session:
-    """A session the user may add calls to; others' sessions look absent."""
-    session = db.session.get(Session, session_id)
+# What every call in a known session checks (and the MCP endpoint before it):
+# columns read on the connection, not an ORM row, as this runs on every call.
+_LOOKUP = select(Session.user_id, Session.channel, Session.ended_at, Session.last_seen_at).where(
+    Session.id == bindparam("session_id")
+)
+
+
+# The last lookup, kept for the rest of its transaction (see `lookup`).
+_MEMO = "chatmem.session_lookup"
+
+
+def lookup(db: SQLAlchemy, session_id: str) -> Row[Any] | None:
+    """(user_id, channel, ended_at, last_seen_at) of a session, or None.
+
+    The MCP endpoint and then the dispatcher check the same session in one
+    request: the second look-up in the same transaction reuses the first
+    row, as the ORM's identity map would. A commit or rollback starts a new
+    transaction, and with it a fresh read.
+    """
+    session = db.session()  # the current Session behind the scoped proxy
+    memo = session.info.get(_MEMO)
+    transaction = session.get_transaction()
+    if memo and transaction is not None and memo[0] is transaction and memo[1] == session_id:
+        return memo[2]
+    row = reads.first(db, _LOOKUP, {"session_id": session_id})
+    session.info[_MEMO] = (session.get_transaction(), session_id, row)
+    return row
+
+
+def get_open(db: SQLAlchemy, session_id: str, *, user_id: str) -> Row[Any]:
+    """A session the user may add calls to (its `lookup` row); others' sessions look absent."""
+    session = lookup(db, session_id)
     if session is None or session.user_id != user_id:
         raise NotFound("No such session.", details={"session_id": session_id})
     if session.ended_at is not None:
@@ -86,10 +116,14 @@ def get_open(db: SQLAlchemy, session_id: str, *, user_id: str) -> Session:
 TOUCH_EVERY = timedelta(seconds=30)
 
 
-def touch(session: Session) -> None:
+def touch(db: SQLAlchemy, session_id: str, last_seen_at: datetime | None) -> bool:
+    """Refresh last_seen_at if it is due, in the caller's transaction; True when written."""
     now = utcnow()
-    if session.last_seen_at is None or now - session.last_seen_at >= TOUCH_EVERY:
-        session.last_seen_at = now
+    if last_seen_at is not None and now - last_seen_at < TOUCH_EVERY:
+        return False
+    db.session.execute(update(Session).where(Session.id == session_id).values(last_seen_at=now))
+    db.session.info.pop(_MEMO, None)  # the remembered row is older than this write
+    return True
 
 
 def save_summary(db: SQLAlchemy, session: Session, summary: str, *, auto: bool = False) -> None:

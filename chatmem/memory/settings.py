@@ -15,6 +15,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..errors import InvalidParams
+from . import reads
 from .models import GuidanceEvent, State
 
 SETTINGS = ("memory_enabled", "require_approval", "auto_summarize")
@@ -32,14 +33,18 @@ class Snapshot:
 DEFAULT_SNAPSHOT = Snapshot(0, True, True, False)
 
 
+# Built once: it is read on every call, and building it cost more than running it.
+_READ = select(
+    State.revision, State.memory_enabled, State.require_approval, State.auto_summarize
+).where(State.id == STATE_ID)
+
+
 def read(db: SQLAlchemy) -> Snapshot:
     """The current revision and switches: one primary-key read, never cached."""
-    row = db.session.execute(
-        select(
-            State.revision, State.memory_enabled, State.require_approval, State.auto_summarize
-        ).where(State.id == STATE_ID)
-    ).first()
-    return Snapshot(*row) if row else DEFAULT_SNAPSHOT
+    row = reads.first(db, _READ)
+    if row is None:
+        return DEFAULT_SNAPSHOT
+    return Snapshot(row.revision, row.memory_enabled, row.require_approval, row.auto_summarize)
 
 
 def ensure_state_row(db: SQLAlchemy) -> None:

@@ -156,7 +156,11 @@ SUMMARY_OUTPUT: dict[str, Any] = {
 
 
 def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
-    return run_recall(context.memory.db, **filters)
+    approved = None
+    if context.snapshot is not None and not filters.get("topic"):
+        # The guidance half comes from the per-revision cache: no query.
+        approved = context.memory.approved_guidance(context.snapshot)
+    return run_recall(context.memory.db, approved=approved, **filters)
 
 
 def remember(context: CallContext, **fields: Any) -> dict[str, Any]:

@@ -1,0 +1,89 @@
+"""What one MCP `tools/call recall` costs above a bare request, in one process.
+
+    python bench/mcp_call_cost.py [--database-url postgresql+psycopg://...]
+
+Through Flask's test client (no server, no other process), with the same
+set-up as `http_mcp.py` (handshake session, API token, rate limit off):
+the SQL statements and commits one steady-state call makes, and the median
+time of a call minus that of a request to an unknown route (404), the two
+alternated call by call.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+from common import arguments, engine_name, line, migrated_app
+from sqlalchemy import event
+
+from tests.hostapp import USERS
+
+CALLS = 900
+
+
+def main() -> None:
+    args = arguments(__doc__ or "")
+    from chatmem import tokens
+
+    app = migrated_app(args.database_url)
+    app.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 0
+    with app.app_context():
+        db = app.extensions["test_host"]["db"]
+        _token, plain = tokens.create(db, user_id=str(USERS["editor"].id), name="bench")
+        db.session.remove()
+        engine = db.engine
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {plain}", "MCP-Protocol-Version": "2025-06-18"}
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {}}
+    response = client.post(
+        "/chatmem/mcp",
+        json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init},
+        headers=headers,
+    )
+    headers["Mcp-Session-Id"] = response.headers["Mcp-Session-Id"]
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "recall", "arguments": {"limit": 10}},
+    }
+
+    def post(path: str, sent: dict[str, str]) -> float:
+        start = time.perf_counter()
+        client.post(path, json=call, headers=sent)
+        return time.perf_counter() - start
+
+    for _ in range(20):
+        post("/chatmem/mcp", headers)  # warm the caches and the statement cache
+    seen: list[str] = []
+    commits: list[int] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        seen.append(statement.split()[0].upper())
+
+    def commit(_conn: Any) -> None:
+        commits.append(1)
+
+    event.listen(engine, "before_cursor_execute", record)
+    event.listen(engine, "commit", commit)
+    post("/chatmem/mcp", headers)
+    event.remove(engine, "before_cursor_execute", record)
+    event.remove(engine, "commit", commit)
+    mcp, bare = [], []
+    for _ in range(CALLS):
+        bare.append(post("/no-such-route", {}))
+        mcp.append(post("/chatmem/mcp", headers))
+    extra = statistics.median(mcp) - statistics.median(bare)
+    line(
+        f"mcp call cost [{engine_name(app)}]",
+        f"{extra * 1e6:.0f} µs",
+        f"median tools/call recall {statistics.median(mcp) * 1e6:.0f} µs minus a 404 "
+        f"{statistics.median(bare) * 1e6:.0f} µs, {CALLS} alternated calls; per call "
+        f"{len(seen)} statements ({', '.join(seen)}), {len(commits)} commit(s)",
+    )
+
+
+if __name__ == "__main__":
+    main()

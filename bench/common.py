@@ -11,6 +11,7 @@ import argparse
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 from flask import Flask  # noqa: E402
 
 from tests.dbtools import drop_chatmem  # noqa: E402
+from tests.gunicorn_server import Connection  # noqa: E402
 from tests.hostapp import create_host_app  # noqa: E402
 
 
@@ -96,3 +98,28 @@ def us(seconds: float) -> str:
 
 def ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms"
+
+
+def hammer(
+    port: int, path: str, body: str, headers: dict[str, str], *, clients: int, seconds: float
+) -> int:
+    """Requests served (each a 200) to `clients` keep-alive connections in `seconds`."""
+    served = [0] * clients
+    stop = time.monotonic() + seconds
+
+    def run(i: int) -> None:
+        conn = Connection(port)
+        while time.monotonic() < stop:
+            conn.http.request("POST", path, body=body, headers=headers)
+            response = conn.http.getresponse()
+            response.read()
+            assert response.status == 200, response.status
+            served[i] += 1
+        conn.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=seconds + 30)
+    return sum(served)

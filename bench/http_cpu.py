@@ -13,11 +13,10 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import threading
 import time
 from pathlib import Path
 
-from common import arguments, engine_name, migrated_app
+from common import arguments, engine_name, hammer, migrated_app
 
 from tests.gunicorn_server import Connection, gunicorn
 from tests.hostapp import USERS
@@ -49,23 +48,7 @@ def postgres_pids() -> list[int]:
 
 def load(port: int, path: str, headers: dict[str, str], body: str) -> int:
     """Requests served to CLIENTS keep-alive connections in SECONDS."""
-    served = [0] * CLIENTS
-    stop = time.monotonic() + SECONDS
-
-    def run(i: int) -> None:
-        client = Connection(port)
-        while time.monotonic() < stop:
-            client.http.request("POST", path, body=body, headers=headers)
-            client.http.getresponse().read()
-            served[i] += 1
-        client.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(CLIENTS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=SECONDS + 30)
-    return sum(served)
+    return hammer(port, path, body, headers, clients=CLIENTS, seconds=SECONDS)
 
 
 def main() -> None:

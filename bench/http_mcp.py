@@ -15,10 +15,8 @@ import json
 import os
 import statistics
 import sys
-import threading
-import time
 
-from common import ROOT, arguments, engine_name, line, migrated_app
+from common import ROOT, arguments, engine_name, hammer, line, migrated_app
 
 sys.path.insert(0, str(ROOT))
 from tests.gunicorn_server import Connection, gunicorn  # noqa: E402
@@ -30,26 +28,8 @@ SECONDS = 3.0
 
 def rate(port: int, path: str, payload: dict, headers: dict[str, str]) -> float:
     """Requests per second over THREADS keep-alive connections for SECONDS."""
-    counts = [0] * THREADS
-    stop = time.monotonic() + SECONDS
-
-    def run(i: int) -> None:
-        conn = Connection(port)
-        body = json.dumps(payload)
-        while time.monotonic() < stop:
-            conn.http.request("POST", path, body=body, headers=headers)
-            response = conn.http.getresponse()
-            response.read()
-            assert response.status == 200, response.status
-            counts[i] += 1
-        conn.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=SECONDS + 30)
-    return sum(counts) / SECONDS
+    served = hammer(port, path, json.dumps(payload), headers, clients=THREADS, seconds=SECONDS)
+    return served / SECONDS
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ measured call round by round so drift hits both sides alike.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -24,7 +25,7 @@ from flask import Flask  # noqa: E402
 
 from tests.dbtools import drop_chatmem  # noqa: E402
 from tests.gunicorn_server import Connection  # noqa: E402
-from tests.hostapp import create_host_app  # noqa: E402
+from tests.hostapp import USERS, create_host_app  # noqa: E402
 
 
 def arguments(description: str) -> argparse.Namespace:
@@ -48,6 +49,25 @@ def migrated_app(database_url: str | None) -> Flask:
         host["db"].create_all()
         host["memory"].upgrade_db()
     return app
+
+
+def served_database(database_url: str | None) -> tuple[str, str, str]:
+    """Migrate a fresh database for gunicorn's workers and make the editor an API token.
+
+    Returns (engine name, database URL, plain token); the workers also find the
+    database through CHATMEM_BENCH_DATABASE_URL (see bench/http_host.py).
+    """
+    from chatmem import tokens
+
+    app = migrated_app(database_url)
+    with app.app_context():
+        db = app.extensions["test_host"]["db"]
+        url = db.engine.url.render_as_string(hide_password=False)
+        _token, plain = tokens.create(db, user_id=str(USERS["editor"].id), name="bench")
+        db.session.remove()
+        db.engine.dispose()
+    os.environ["CHATMEM_BENCH_DATABASE_URL"] = url
+    return engine_name(app), url, plain
 
 
 def timed(func: Callable[[], Any], n: int) -> list[float]:

@@ -16,10 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import arguments, engine_name, hammer, migrated_app
+from common import arguments, hammer, served_database
 
 from tests.gunicorn_server import Connection, gunicorn
-from tests.hostapp import USERS
 
 CLIENTS = 4
 SECONDS = 4.0
@@ -53,17 +52,7 @@ def load(port: int, path: str, headers: dict[str, str], body: str) -> int:
 
 def main() -> None:
     args = arguments(__doc__ or "")
-    from chatmem import tokens
-
-    app = migrated_app(args.database_url)
-    name = engine_name(app)
-    with app.app_context():
-        db = app.extensions["test_host"]["db"]
-        url = db.engine.url.render_as_string(hide_password=False)
-        _token, plain = tokens.create(db, user_id=str(USERS["editor"].id), name="bench")
-        db.session.remove()
-        db.engine.dispose()
-    os.environ["CHATMEM_BENCH_DATABASE_URL"] = url
+    name, url, plain = served_database(args.database_url)
     mcp = {
         "Content-Type": "application/json",
         "Authorization": f"Bearer {plain}",

@@ -12,15 +12,15 @@ requests per second.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import sys
+import tempfile
+from pathlib import Path
 
-from common import ROOT, arguments, engine_name, hammer, line, migrated_app
+from common import ROOT, arguments, hammer, line, served_database
 
 sys.path.insert(0, str(ROOT))
 from tests.gunicorn_server import Connection, gunicorn  # noqa: E402
-from tests.hostapp import USERS  # noqa: E402
 
 THREADS = 4
 SECONDS = 3.0
@@ -34,25 +34,8 @@ def rate(port: int, path: str, payload: dict, headers: dict[str, str]) -> float:
 
 def main() -> None:
     args = arguments(__doc__ or "")
-    if not (ROOT / "chatmem" / "blueprints" / "mcp.py").exists():
-        line("http", "pending", "the MCP endpoint (chatmem/blueprints/mcp.py) has not landed")
-        return
-    from chatmem import tokens  # type: ignore[attr-defined]
-
-    app = migrated_app(args.database_url)
-    name = engine_name(app)
-    with app.app_context():
-        db = app.extensions["test_host"]["db"]
-        url = db.engine.url.render_as_string(hide_password=False)
-        _token, plain = tokens.create(db, user_id=str(USERS["editor"].id), name="bench")
-        db.session.commit()
-        db.session.remove()
-        db.engine.dispose()
-    import tempfile
-    from pathlib import Path
-
+    name, url, plain = served_database(args.database_url)
     tmp = Path(tempfile.mkdtemp(prefix="chatmem-http-"))
-    os.environ["CHATMEM_BENCH_DATABASE_URL"] = url
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",

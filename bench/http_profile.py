@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -25,11 +24,10 @@ import threading
 import time
 from pathlib import Path
 
-from common import ROOT, migrated_app
+from common import ROOT, served_database
 
 sys.path.insert(0, str(ROOT))
 from tests.gunicorn_server import Connection, gunicorn  # noqa: E402
-from tests.hostapp import USERS  # noqa: E402
 
 CLIENTS = 4
 SHOWN = re.compile(
@@ -57,16 +55,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     args = parser.parse_args()
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-    from chatmem import tokens
-
-    app = migrated_app(args.database_url)
-    with app.app_context():
-        db = app.extensions["test_host"]["db"]
-        url = db.engine.url.render_as_string(hide_password=False)
-        _token, plain = tokens.create(db, user_id=str(USERS["editor"].id), name="profile")
-        db.session.remove()
-        db.engine.dispose()
-    os.environ["CHATMEM_BENCH_DATABASE_URL"] = url
+    _name, url, plain = served_database(args.database_url)
     tmp = Path(tempfile.mkdtemp(prefix="chatmem-profile-"))
     headers = {
         "Content-Type": "application/json",

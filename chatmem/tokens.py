@@ -113,13 +113,14 @@ def create(
     user_id: str,
     name: str = "default",
     fingerprint: str | None = None,
-    expires_at: datetime | None = None,
+    expires_in: timedelta | None = None,
     read_only: bool = False,
 ) -> tuple[ApiToken, str]:
     """Make a token for a user; returns the row and the plain text (shown once).
 
     `fingerprint` is the user's (`ChatMemory.fingerprint_of`); `issue` fills it
-    in. Without one the token is bound at its first use.
+    in. Without one the token is bound at its first use. `expires_in` counts
+    from the token's creation time.
     """
     name = (name or "").strip() or "default"
     if len(name) > NAME_MAX:
@@ -127,13 +128,15 @@ def create(
             f"A token name is at most {NAME_MAX} characters.", details={"field": "name"}
         )
     plain = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    now = utcnow()
     token = ApiToken(
         user_id=str(user_id),
         name=name,
         token_hash=hash_token(plain),
         prefix=plain[:10],
+        created_at=now,
+        expires_at=now + expires_in if expires_in is not None else None,
         user_fingerprint=hash_fingerprint(fingerprint) if fingerprint is not None else None,
-        expires_at=expires_at,
         read_only=read_only,
     )
     db.session.add(token)
@@ -157,7 +160,7 @@ def issue(
         user_id=user_id_of(user),
         name=name,
         fingerprint=memory.fingerprint_of(user),
-        expires_at=utcnow() + expires_in if expires_in is not None else None,
+        expires_in=expires_in,
         read_only=read_only,
     )
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Any
 
 import click
 from flask import current_app
@@ -10,6 +11,7 @@ from flask.cli import AppGroup
 
 from . import tokens
 from .errors import NotFound
+from .memory.models import utcnow
 
 chatmem_cli = AppGroup("chatmem", help="chatmem project memory.")
 
@@ -45,17 +47,30 @@ chatmem_cli.add_command(token_cli)
 @token_cli.command("create")
 @click.argument("username")
 @click.option("--name", default="default", help="A label to tell this user's tokens apart.")
-def token_create(username: str, name: str) -> None:
+@click.option(
+    "--expires-days",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stop working after this many days (default: never).",
+)
+@click.option(
+    "--read-only", is_flag=True, help="Only read-only tools are listed or callable with it."
+)
+def token_create(username: str, name: str, expires_days: int | None, read_only: bool) -> None:
     """Create an API token for USERNAME and print it (it is shown only this once)."""
-    from .extension import user_id_of
-
     memory = _memory()
-    user = memory.load_user_by_name(username)
-    if user is None:
-        raise click.ClickException(f"No user named {username!r}.")
-    token, plain = tokens.create(memory.db, user_id=user_id_of(user), name=name)
+    user = _user(memory, username)
+    token, plain = tokens.issue(
+        memory,
+        user,
+        name=name,
+        expires_in=timedelta(days=expires_days) if expires_days else None,
+        read_only=read_only,
+    )
+    scope = "read-only" if token.read_only else "full"
+    expiry = f"expires {_when(token.expires_at)}" if token.expires_at else "no expiry"
     click.echo(
-        f"Created token #{token.id} ({token.name}) for {username}. "
+        f"Created token #{token.id} ({token.name}) for {username}, scope {scope}, {expiry}. "
         "Copy it now: it is not stored and cannot be shown again.",
         err=True,
     )
@@ -69,35 +84,56 @@ def token_list(username: str | None) -> None:
     from .extension import user_id_of, user_name_of
 
     memory = _memory()
-    user_id = None
-    if username is not None:
-        user = memory.load_user_by_name(username)
-        if user is None:
-            raise click.ClickException(f"No user named {username!r}.")
-        user_id = user_id_of(user)
+    user_id = user_id_of(_user(memory, username)) if username is not None else None
     rows = tokens.list_tokens(memory.db, user_id=user_id)
     if not rows:
         click.echo("No tokens.")
         return
+    now = utcnow()
     for row in rows:
         owner = memory.load_user(row.user_id)
         who = user_name_of(owner) if owner is not None else f"user {row.user_id} (gone)"
-        state = f"revoked {_when(row.revoked_at)}" if row.revoked_at else "active"
+        scope = "read-only" if row.read_only else "full"
+        expiry = f"expires {_when(row.expires_at)}" if row.expires_at else "no expiry"
+        if row.revoked_at:
+            state = f"revoked {_when(row.revoked_at)}"
+        elif row.expires_at is not None and now >= row.expires_at:
+            state = "expired"
+        else:
+            state = "active"
         click.echo(
-            f"#{row.id}  {who}  {row.name}  {row.prefix}…  created {_when(row.created_at)}  "
-            f"last used {_when(row.last_used_at)}  {state}"
+            f"#{row.id}  {who}  {row.name}  {row.prefix}…  scope {scope}  "
+            f"created {_when(row.created_at)}  last used {_when(row.last_used_at)}  "
+            f"{expiry}  {state}"
         )
 
 
 @token_cli.command("revoke")
-@click.argument("token_id", type=int)
-def token_revoke(token_id: int) -> None:
-    """Revoke token TOKEN_ID: it stops working at once, on every worker."""
+@click.argument("token_id", type=int, required=False)
+@click.option("--user", "username", default=None, help="Revoke every token of this user.")
+def token_revoke(token_id: int | None, username: str | None) -> None:
+    """Revoke token TOKEN_ID, or all of a user's: they stop working at once, on every worker."""
+    memory = _memory()
+    if username is not None and token_id is None:
+        from .extension import user_id_of
+
+        count = tokens.revoke_user(memory.db, user_id_of(_user(memory, username)))
+        click.echo(f"Revoked {count} token{'s' if count != 1 else ''} of {username}.")
+        return
+    if token_id is None or username is not None:
+        raise click.UsageError("Give a token id or --user NAME (one of them).")
     try:
-        tokens.revoke(_memory().db, token_id)
+        tokens.revoke(memory.db, token_id)
     except NotFound as error:
         raise click.ClickException(error.message) from None
     click.echo(f"Revoked token #{token_id}.")
+
+
+def _user(memory: Any, username: str) -> Any:
+    user = memory.load_user_by_name(username)
+    if user is None:
+        raise click.ClickException(f"No user named {username!r}.")
+    return user
 
 
 def _when(value: datetime | None) -> str:

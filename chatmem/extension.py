@@ -93,6 +93,7 @@ class ChatMemory:
         self._user_loader: Callable[[str], Any] | None = None
         self._user_by_name: Callable[[str], Any] | None = None
         self._transcript_loader: Callable[[str], str | None] | None = None
+        self._user_fingerprint: Callable[[Any], str] | None = None
         _memory_tools.register(self.registry)
         if app is not None:
             self.init_app(app)
@@ -168,6 +169,16 @@ class ChatMemory:
     def user_by_name(self, func: Callable[[str], Any]) -> Callable[[str], Any]:
         """`(username) -> user | None`: how `flask chatmem token create <username>` finds a user."""
         self._user_by_name = func
+        return func
+
+    def user_fingerprint(self, func: Callable[[Any], str]) -> Callable[[Any], str]:
+        """`(user) -> str`: who a user is beyond its id, to bind API tokens to them.
+
+        A token stops working when its user's fingerprint no longer matches the
+        one it was made with, so a deleted user's id given to someone new does
+        not hand them the token. Default: the user's name (`user_name_of`).
+        """
+        self._user_fingerprint = func
         return func
 
     def transcript_loader(self, func: Callable[[str], str | None]) -> Callable[[str], str | None]:
@@ -273,6 +284,12 @@ class ChatMemory:
         loader = getattr(login_manager, "_user_callback", None)
         return loader(user_id) if loader else None
 
+    def fingerprint_of(self, user: Any) -> str:
+        """The user's fingerprint: the host's `user_fingerprint` hook, else its name."""
+        if self._user_fingerprint is not None:
+            return str(self._user_fingerprint(user))
+        return user_name_of(user)
+
     def load_user_by_name(self, username: str) -> Any:
         if self._user_by_name is None:
             raise RuntimeError(
@@ -347,17 +364,36 @@ class ChatMemory:
         session_id: str | None = None,
         channel: str = "python",
         snapshot: _settings.Snapshot | None = None,
+        read_only: bool = False,
     ) -> dict[str, Any]:
         """Run a tool through the one dispatch path; raises ChatmemError.
 
         `snapshot` is for the MCP and REST endpoints: the state row they read
         for this very request (to check its token), so the call need not read
         it again. Anything older would check the call against stale guardrails.
+        `read_only=True` (a read-only token's calls) refuses any tool that is
+        not read-only with `forbidden`.
         """
         self._state()
         context = self.context_for(user, channel=channel, session_id=session_id or None)
         context.snapshot = snapshot
+        context.read_only = read_only
         return self.registry.call(name, arguments, context)
+
+    def visible_tools(
+        self, user: Any, *, read_only: bool = False, snapshot: _settings.Snapshot | None = None
+    ) -> list[Tool]:
+        """The tools this caller may call now: what tools/list, REST and the chat offer.
+
+        Memory tools are hidden while Memory is off; a read-only caller sees
+        read-only tools only (the dispatcher refuses the others anyway).
+        """
+        enabled = (snapshot or self.snapshot()).memory_enabled
+        return [
+            t
+            for t in self.registry.tools(include_memory=enabled)
+            if self.can(user, t.capability) and (t.read_only or not read_only)
+        ]
 
     def start_session(self, user: Any, channel: str, *, external_key: str | None = None) -> str:
         """Start a session and return its id ('' when memory is switched off)."""

@@ -95,6 +95,7 @@ class Caller:
     modern: bool
     session_for: Any  # (tool: Tool) -> str | None
     snapshot: Snapshot | None = None  # the state row read for this request
+    read_only: bool = False  # a read-only token: read-only tools only
 
 
 def capabilities() -> dict[str, Any]:
@@ -154,13 +155,10 @@ def list_tools(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
     if params.get("cursor") is not None:
         # Every tool fits on one page, so no cursor we could have issued exists.
         raise RpcError(INVALID_PARAMS, "Invalid cursor: tools/list has a single page.")
-    memory = caller.memory
-    enabled = memory.snapshot().memory_enabled
-    tools = [
-        describe_tool(t)
-        for t in memory.registry.tools(include_memory=enabled)
-        if memory.can(caller.user, t.capability)
-    ]
+    visible = caller.memory.visible_tools(
+        caller.user, read_only=caller.read_only, snapshot=caller.snapshot
+    )
+    tools = [describe_tool(t) for t in visible]
     result: dict[str, Any] = {"tools": tools}
     if caller.modern:
         result.update(ttlMs=0, cacheScope="private")
@@ -197,6 +195,7 @@ def call_tool(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
             session_id=session_id,
             channel="mcp",
             snapshot=caller.snapshot,
+            read_only=caller.read_only,
         )
     except ChatmemError as error:
         return _complete(caller, tool_result({"error": error.to_dict()}, is_error=True))

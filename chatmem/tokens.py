@@ -1,4 +1,4 @@
-"""Per-user API tokens for the MCP endpoint and the REST routes (SPEC §9).
+"""Per-user API tokens for the MCP endpoint, the REST routes and a host's own API (SPEC §9).
 
 Only a SHA-256 hash of a token is stored, so a database dump cannot be
 replayed; the plain text is shown once, when the token is made. Tokens start
@@ -6,16 +6,28 @@ with `cm_` so the ledger's redaction (and secret scanners) recognise them. A
 token carries no capabilities of its own: it names a user, and the dispatcher
 checks that user's capabilities on every call.
 
+A token is bound to its user as that user was when it was made: the row
+keeps a hash of the host's `user_fingerprint` for the user (default: the
+name), and every request recomputes it for the user loaded by id. A host
+that deletes a user and later gives the id to someone else does not hand
+them the old token. A row made before binding existed (NULL fingerprint) is
+bound to the user behind its id at its next use. A token may also expire
+and may be read-only (only read-only tools are listed or callable: the
+dispatcher enforces that, from `Bearer.read_only`).
+
 Each worker remembers the tokens it has seen valid, in its per-revision cache
 (`ChatMemory.known_tokens`): every MCP and REST request reads the state row
 anyway, and revoking a token bumps the revision in the same transaction, so a
 worker's next request after a revocation finds an empty cache and reads the
-token row again. The user is still loaded through the host on every request.
+token row again. A cached token carries its expiry and fingerprint hash, so
+it stops at its expiry and at a change of user without another read. The
+user is still loaded through the host on every request.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -33,17 +45,27 @@ if TYPE_CHECKING:
     from .extension import ChatMemory
     from .memory.settings import Snapshot
 
+log = logging.getLogger("chatmem")
+
 TOKEN_PREFIX = "cm_"
 NAME_MAX = 100
+# One answer for every invalid token, so a refusal says nothing about which it was.
+NOT_VALID = "This API token is not valid (unknown, revoked, expired, or made for another user)."
 # Writing last_used_at on every request would make each read a write; a
 # minute's precision is all the token list needs.
 _TOUCH_EVERY = timedelta(minutes=1)
 # Built once: this runs on every MCP and REST request, and building the
 # statement cost more than running it. Columns, not the ORM row: nothing here
 # needs an object, and none is left in the session's identity map.
-_BY_HASH = select(ApiToken.id, ApiToken.user_id, ApiToken.revoked_at, ApiToken.last_used_at).where(
-    ApiToken.token_hash == bindparam("token_hash")
-)
+_BY_HASH = select(
+    ApiToken.id,
+    ApiToken.user_id,
+    ApiToken.revoked_at,
+    ApiToken.last_used_at,
+    ApiToken.user_fingerprint,
+    ApiToken.expires_at,
+    ApiToken.read_only,
+).where(ApiToken.token_hash == bindparam("token_hash"))
 # Valid tokens one worker remembers per revision; past this many it starts over.
 KNOWN_MAX = 10_000
 
@@ -52,39 +74,95 @@ def hash_token(plain: str) -> str:
     return hashlib.sha256(plain.encode("utf-8")).hexdigest()
 
 
+def hash_fingerprint(fingerprint: str) -> str:
+    """What the token row keeps of its user's fingerprint (never the fingerprint itself)."""
+    return hashlib.sha256(b"chatmem-user\0" + fingerprint.encode("utf-8")).hexdigest()
+
+
 @dataclass(frozen=True)
 class Bearer:
-    """Who a request's token says it is."""
+    """Who a request's token says it is, and what the token allows."""
 
     user: Any
     token_id: int
     # The state row as read for this request; the call it makes reuses it.
     snapshot: Snapshot | None = None
+    # A read-only token: only read-only tools are listed or callable.
+    read_only: bool = False
 
 
 @dataclass
 class KnownToken:
-    """A token seen valid at the cache's revision (never a revoked one)."""
+    """A token seen valid at the cache's revision (never a revoked one).
+
+    Holds everything the checks need, so a cached token costs no token read:
+    the expiry is compared with the clock and the fingerprint with the user.
+    """
 
     token_id: int
     user_id: str
     last_used_at: datetime | None
+    fingerprint: str | None = None
+    expires_at: datetime | None = None
+    read_only: bool = False
 
 
-def create(db: SQLAlchemy, *, user_id: str, name: str = "default") -> tuple[ApiToken, str]:
-    """Make a token for a user; returns the row and the plain text (shown once)."""
+def create(
+    db: SQLAlchemy,
+    *,
+    user_id: str,
+    name: str = "default",
+    fingerprint: str | None = None,
+    expires_in: timedelta | None = None,
+    read_only: bool = False,
+) -> tuple[ApiToken, str]:
+    """Make a token for a user; returns the row and the plain text (shown once).
+
+    `fingerprint` is the user's (`ChatMemory.fingerprint_of`); `issue` fills it
+    in. Without one the token is bound at its first use. `expires_in` counts
+    from the token's creation time.
+    """
     name = (name or "").strip() or "default"
     if len(name) > NAME_MAX:
         raise InvalidParams(
             f"A token name is at most {NAME_MAX} characters.", details={"field": "name"}
         )
     plain = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    now = utcnow()
     token = ApiToken(
-        user_id=str(user_id), name=name, token_hash=hash_token(plain), prefix=plain[:10]
+        user_id=str(user_id),
+        name=name,
+        token_hash=hash_token(plain),
+        prefix=plain[:10],
+        created_at=now,
+        expires_at=now + expires_in if expires_in is not None else None,
+        user_fingerprint=hash_fingerprint(fingerprint) if fingerprint is not None else None,
+        read_only=read_only,
     )
     db.session.add(token)
     db.session.commit()
     return token, plain
+
+
+def issue(
+    memory: ChatMemory,
+    user: Any,
+    *,
+    name: str = "default",
+    expires_in: timedelta | None = None,
+    read_only: bool = False,
+) -> tuple[ApiToken, str]:
+    """Make a token bound to this user as the host describes them now."""
+    from .extension import user_id_of
+
+    return create(
+        memory.db,
+        user_id=user_id_of(user),
+        name=name,
+        fingerprint=memory.fingerprint_of(user),
+        expires_in=expires_in,
+        read_only=read_only,
+    )
 
 
 def list_tokens(db: SQLAlchemy, *, user_id: str | None = None) -> list[ApiToken]:
@@ -109,15 +187,30 @@ def revoke(db: SQLAlchemy, token_id: int) -> ApiToken:
     return token
 
 
+def revoke_user(db: SQLAlchemy, user_id: str) -> int:
+    """Revoke every live token of one user, in one transaction; returns how many."""
+    revoked = db.session.execute(
+        update(ApiToken)
+        .where(ApiToken.user_id == str(user_id), ApiToken.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+    )
+    count = int(getattr(revoked, "rowcount", 0) or 0)
+    if count:
+        settings.bump_revision(db)
+    db.session.commit()
+    return count
+
+
 def authenticate(
     memory: ChatMemory, authorization: str | None, snapshot: Snapshot | None = None
 ) -> Bearer:
     """The user behind an `Authorization: Bearer cm_...` header, or Unauthorized.
 
-    A revoked token, an unknown one and one whose user no longer exists all
-    get the same answer, so the response says nothing about which it was.
-    With `snapshot` (the state row read for this request) a token this worker
-    has already seen valid at that revision is not read again.
+    An unknown, revoked or expired token, one whose user no longer exists and
+    one whose user is no longer the user it was made for all get the same
+    answer, so the response says nothing about which it was. With `snapshot`
+    (the state row read for this request) a token this worker has already
+    seen valid at that revision is not read again.
     """
     scheme, _, plain = (authorization or "").strip().partition(" ")
     plain = plain.strip()
@@ -130,16 +223,30 @@ def authenticate(
     if token is None:
         row = reads.first(db, _BY_HASH, {"token_hash": token_hash})
         if row is None or row.revoked_at is not None:
-            raise Unauthorized("This API token is not valid (unknown or revoked).")
-        token = KnownToken(row.id, row.user_id, row.last_used_at)
+            raise Unauthorized(NOT_VALID)
+        token = KnownToken(
+            row.id,
+            row.user_id,
+            row.last_used_at,
+            row.user_fingerprint,
+            row.expires_at,
+            bool(row.read_only),
+        )
         if known is not None:
             if len(known) >= KNOWN_MAX:
                 known.clear()
             known[token_hash] = token
+    now = utcnow()
+    if token.expires_at is not None and now >= token.expires_at:
+        raise Unauthorized(NOT_VALID)
     user = memory.load_user(token.user_id)
     if user is None or getattr(user, "is_active", True) is False:
-        raise Unauthorized("This API token is not valid (its user no longer exists).")
-    now = utcnow()
+        raise Unauthorized(NOT_VALID)
+    fingerprint = _fingerprint_hash(memory, user)
+    if token.fingerprint is None:
+        token.fingerprint = _bind(db, token.token_id, fingerprint)
+    if fingerprint is None or token.fingerprint != fingerprint:
+        raise Unauthorized(NOT_VALID)
     if token.last_used_at is None or now - token.last_used_at > _TOUCH_EVERY:
         # Each worker keeps its own copy, so with N workers this is at most N
         # writes a minute per token: still far from one per request.
@@ -148,4 +255,30 @@ def authenticate(
         )
         db.session.commit()
         token.last_used_at = now
-    return Bearer(user=user, token_id=token.token_id, snapshot=snapshot)
+    return Bearer(user=user, token_id=token.token_id, snapshot=snapshot, read_only=token.read_only)
+
+
+def _fingerprint_hash(memory: ChatMemory, user: Any) -> str | None:
+    """The user's fingerprint hash; None (refused) when the host's hook fails."""
+    try:
+        return hash_fingerprint(memory.fingerprint_of(user))
+    except Exception:
+        # A host bug fails closed, like a resolver outage does for guardrails.
+        log.exception("user_fingerprint failed; refusing the API token")
+        memory.db.session.rollback()
+        return None
+
+
+def _bind(db: SQLAlchemy, token_id: int, fingerprint: str | None) -> str | None:
+    """Bind a token made before binding existed to the user behind its id now.
+
+    Returns the stored fingerprint: another worker may have bound it first.
+    """
+    if fingerprint is not None:
+        db.session.execute(
+            update(ApiToken)
+            .where(ApiToken.id == token_id, ApiToken.user_fingerprint.is_(None))
+            .values(user_fingerprint=fingerprint)
+        )
+        db.session.commit()
+    return db.session.scalar(select(ApiToken.user_fingerprint).where(ApiToken.id == token_id))

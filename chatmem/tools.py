@@ -1,6 +1,6 @@
 """Tools, the registry, and the one dispatch path every call takes.
 
-    lookup -> module switch -> validate + canonicalise -> capability
+    lookup -> module switch -> validate + canonicalise -> capability + token scope
            -> guardrails -> run -> ledger
 
 Every channel (the chat loop, MCP, REST, Python) is a thin translation to
@@ -58,6 +58,9 @@ class CallContext:
     # the endpoint read it for this request already. A tool can use the
     # per-revision caches with it without reading the state again.
     snapshot: Snapshot | None = None
+    # The caller's scope is read-only (a read-only API token): only read-only
+    # tools may run. Checked here, so every channel gets it from one place.
+    read_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,12 @@ class ToolRegistry:
             raise Forbidden(
                 f"Calling {tool.name} needs the {tool.capability} capability.",
                 details={"capability": tool.capability},
+            )
+        if context.read_only and not tool.read_only:
+            raise Forbidden(
+                f"This API token has the read-only scope: it may call read-only tools only, "
+                f"and {tool.name} changes things.",
+                details={"scope": "read-only", "tool": tool.name},
             )
         capture = snapshot.memory_enabled
         session = None

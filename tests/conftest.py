@@ -74,13 +74,13 @@ def editor() -> Any:
 
 @pytest.fixture
 def make_token(app: Flask) -> Any:
-    """`make_token("editor")` -> a plain API token for that test user."""
+    """`make_token("editor")` -> a plain API token for that test user (`read_only=True`: scoped)."""
     from chatmem import tokens
 
-    def make(username: str, name: str = "test") -> str:
+    def make(username: str, name: str = "test", *, read_only: bool = False) -> str:
         with app.app_context():
-            db = app.extensions["test_host"]["db"]
-            return tokens.create(db, user_id=str(USERS[username].id), name=name)[1]
+            memory = app.extensions["test_host"]["memory"]
+            return tokens.issue(memory, USERS[username], name=name, read_only=read_only)[1]
 
     return make
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Engine, MetaData, inspect, text
 
 from chatmem.memory import search
 from chatmem.memory.models import Base
@@ -35,3 +35,18 @@ def chatmem_tables(engine: Engine) -> set[str]:
     """chatmem's tables, the FTS5 tables (search objects) left out."""
     names = inspect(engine).get_table_names()
     return {t for t in names if t.startswith("chatmem_") and t not in search.SEARCH_OBJECTS}
+
+
+def dump_tables(engine: Engine, *metadatas: MetaData) -> dict[str, list[tuple[str, ...]]]:
+    """Every row of every table of these metadatas (chatmem's by default), as text.
+
+    For "changes nothing": compare a dump taken before a refused request with
+    one taken after.
+    """
+    out: dict[str, list[tuple[str, ...]]] = {}
+    with engine.connect() as connection:
+        for metadata in metadatas or (Base.metadata,):
+            for table in metadata.sorted_tables:
+                rows = connection.execute(table.select().order_by(*table.primary_key.columns))
+                out[table.name] = [tuple(str(value) for value in row) for row in rows]
+    return out

@@ -16,6 +16,7 @@ from ..errors import ChatmemError, InvalidParams
 from ..extension import user_id_of
 from ..memory import sessions
 from ..memory.settings import Snapshot
+from ..tokens import Bearer
 from ..tools import Tool
 from .bearer import bearer, exempt_from_csrf, memory, parse_json, read_body, session_key
 from .openapi import openapi_document
@@ -60,11 +61,9 @@ def _unexpected(error: Exception) -> Response:
     )
 
 
-def visible_tools(user: Any) -> list[Tool]:
-    """The tools this user may call right now (memory tools hidden while Memory is off)."""
-    mem = memory()
-    enabled = mem.snapshot().memory_enabled
-    return [t for t in mem.registry.tools(include_memory=enabled) if mem.can(user, t.capability)]
+def visible_tools(who: Bearer) -> list[Tool]:
+    """The tools this token may call right now (its user's, narrowed by its scope)."""
+    return list(memory().visible_tools(who.user, read_only=who.read_only, snapshot=who.snapshot))
 
 
 def describe(tool: Tool, server_name: str) -> dict[str, Any]:
@@ -83,7 +82,7 @@ def describe(tool: Tool, server_name: str) -> dict[str, Any]:
 def list_tools() -> Response:
     who = bearer()
     server_name = memory().server_name
-    return jsonify({"tools": [describe(t, server_name) for t in visible_tools(who.user)]})
+    return jsonify({"tools": [describe(t, server_name) for t in visible_tools(who)]})
 
 
 @api.post("/tools/<name>")
@@ -115,6 +114,7 @@ def call_tool(name: str) -> Response:
             session_id=session_id,
             channel="rest",
             snapshot=who.snapshot,
+            read_only=who.read_only,
         )
     )
 
@@ -135,6 +135,4 @@ def openapi() -> Response:
     who = bearer()
     mem = memory()
     prefix = request.path.rsplit("/api/openapi.json", 1)[0]
-    return jsonify(
-        openapi_document(visible_tools(who.user), prefix=prefix, server_name=mem.server_name)
-    )
+    return jsonify(openapi_document(visible_tools(who), prefix=prefix, server_name=mem.server_name))

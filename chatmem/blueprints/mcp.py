@@ -238,7 +238,12 @@ def _handshake(who: Bearer, request_id: Any, method: str, params: dict[str, Any]
             mcp_sessions.grouped, mem, who.user, who.token_id, snapshot=who.snapshot
         )
     caller = rpc.Caller(
-        memory=mem, user=who.user, modern=False, session_for=session_for, snapshot=who.snapshot
+        memory=mem,
+        user=who.user,
+        modern=False,
+        session_for=session_for,
+        snapshot=who.snapshot,
+        read_only=who.read_only,
     )
     try:
         result = rpc.handle(caller, method, params)
@@ -260,6 +265,7 @@ def _modern(
                 mcp_sessions.grouped, memory(), who.user, who.token_id, snapshot=who.snapshot
             ),
             snapshot=who.snapshot,
+            read_only=who.read_only,
         )
         result = rpc.handle(caller, method, params)
     except RpcError as error:

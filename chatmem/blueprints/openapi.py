@@ -12,7 +12,8 @@ from ..tools import Tool
 
 _ERROR_STATUSES = {
     "400": "Invalid arguments (`invalid_params`, with `field`).",
-    "401": "Missing, unknown or revoked API token (`unauthorized`).",
+    "401": "Missing, unknown, revoked or expired API token, or one made for another user "
+    "(`unauthorized`).",
     "403": "`forbidden`, `memory_disabled` or `blocked_by_memory`.",
     "404": "Unknown tool or session (`not_found`).",
     "409": "A stale edit (`conflict`).",

@@ -1,11 +1,20 @@
 """Who may see and change the Memory screen, and how a refusal looks.
 
-Every request passes the same gate: signed in (else the host's login, with a
-relative `next`), `manage_options` (else 403), an active licence (else the
-locked screen), and for anything that changes state a valid CSRF token (a
-token proves intent, never authority, so it is checked *after* the
-capability). The gate runs before a view touches the database, so a refused
-request changes nothing.
+Every request passes the same gate: no `Authorization` header (else 401),
+signed in (else the host's login, with a relative `next`), `manage_options`
+(else 403), an active licence (else the locked screen), and for anything that
+changes state a valid CSRF token (a token proves intent, never authority, so
+it is checked *after* the capability). The gate runs before a view touches
+the database, so a refused request changes nothing.
+
+Separation of duties (SPEC §9): API tokens are for agents and scripts, and
+the screen is where a person approves what agents propose, so a token never
+opens it, whatever its user may do. A request that carries an Authorization
+header is judged by that header alone, and here it can only be refused: the
+check comes before the user is looked at, so it holds even when the host
+has a flask-login `request_loader` that turns tokens into logins, and a
+cookie sent alongside never rescues it. The token is not even checked: a
+valid one, a revoked one and junk get the same 401.
 """
 
 from __future__ import annotations
@@ -71,6 +80,14 @@ def _login_redirect() -> ResponseReturnValue | None:
 
 def refusal(*, changes_state: bool) -> ResponseReturnValue | None:
     """The response that refuses this request, or None when it may proceed."""
+    if "Authorization" in request.headers:
+        return error_response(
+            Unauthorized(
+                "The Memory screen takes your browser sign-in, never an API token: "
+                "send the request without an Authorization header.",
+                details={"reason": "token"},
+            )
+        )
     user = current_user()
     if user is None:
         if not wants_json():

@@ -120,8 +120,14 @@ def transcript_for_session(session_id: str) -> str | None:
 # -- a turn -------------------------------------------------------------------
 
 
-def post_message(conversation: Conversation, user: User, content: Any) -> list[ChatMessage]:
-    """Run one user turn and return every message it added, in order."""
+def post_message(
+    conversation: Conversation, user: User, content: Any, *, read_only: bool = False
+) -> list[ChatMessage]:
+    """Run one user turn and return every message it added, in order.
+
+    `read_only`: the turn comes with a read-only API token, so the model is
+    offered, and may run, read-only tools only.
+    """
     if not isinstance(content, str) or not content.strip():
         raise InvalidParams("content must be non-empty text.", details={"field": "content"})
     if len(content) > CONTENT_MAX:
@@ -129,7 +135,7 @@ def post_message(conversation: Conversation, user: User, content: Any) -> list[C
             f"content is longer than {CONTENT_MAX} characters.", details={"field": "content"}
         )
     _require_open(conversation)
-    turn = _Turn(conversation, user)
+    turn = _Turn(conversation, user, read_only=read_only)
     turn.add(role="user", content=content)
     if conversation.title == "New conversation":
         conversation.title = short_title(content)
@@ -160,20 +166,19 @@ def _require_open(conversation: Conversation) -> None:
         raise Conflict("This conversation was closed after being idle; start a new one.")
 
 
-def tool_specs(user: User) -> list[ToolSpec]:
+def tool_specs(user: User, *, read_only: bool = False) -> list[ToolSpec]:
     """What the model is offered: the tools this user may call (memory ones only while on)."""
-    memory_on = memory.snapshot().memory_enabled
     return [
         ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema)
-        for t in memory.registry.tools(include_memory=memory_on)
-        if memory.can(user, t.capability)
+        for t in memory.visible_tools(user, read_only=read_only)
     ]
 
 
 class _Turn:
-    def __init__(self, conversation: Conversation, user: User) -> None:
+    def __init__(self, conversation: Conversation, user: User, *, read_only: bool) -> None:
         self.conversation = conversation
         self.user = user
+        self.read_only = read_only
         self.added: list[ChatMessage] = []
 
     def add(self, **fields: Any) -> ChatMessage:
@@ -211,6 +216,7 @@ class _Turn:
                 user=self.user,
                 session_id=self.conversation.session_id or None,
                 channel="chat",
+                read_only=self.read_only,
             )
             outcome = "ok"
         except ChatmemError as error:
@@ -244,7 +250,7 @@ class _Turn:
 
     def _loop(self, provider: Provider) -> None:
         steps = int(current_app.config.get("DEMO_MAX_TOOL_STEPS", 8))
-        specs = tool_specs(self.user)
+        specs = tool_specs(self.user, read_only=self.read_only)
         for _ in range(steps):
             reply = self._complete(provider, specs)
             if reply is None:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Request, current_app
+from flask import current_app
 from sqlalchemy import select
 
-from chatmem import ChatmemError, Conflict, InvalidParams, NotFound
-from chatmem.tokens import authenticate
+from chatmem import Conflict, InvalidParams, NotFound
 
 from .extensions import db, login_manager, memory
 from .models import CAPABILITIES, POST_TYPES, Post, User
@@ -38,21 +37,25 @@ def load_user(user_id: str) -> User | None:
     return db.session.get(User, int(user_id)) if str(user_id).isdigit() else None
 
 
-@login_manager.request_loader
-def load_user_from_token(request: Request) -> User | None:
-    """Scripts may call the chat API with an API token instead of the session cookie."""
-    if not request.headers.get("Authorization", "").lower().startswith("bearer "):
-        return None
-    try:
-        return authenticate(memory, request.headers["Authorization"]).user  # type: ignore[no-any-return]
-    except ChatmemError:
-        return None
+# No `request_loader`: an API token is never a login to this app's pages (it
+# would open the Memory screen to an agent). The chat API authenticates a
+# token itself, on its own routes (`views.api_login`).
 
 
 @memory.user_loader
 def memory_user(user_id: str) -> User | None:
     """How chatmem's token and CLI code find our users."""
     return load_user(user_id)
+
+
+@memory.user_fingerprint
+def user_fingerprint(user: User) -> str:
+    """Binds API tokens to a user: kept across a rename, never shared by a reused id.
+
+    A user made later (a deleted user's id given to someone new, even under
+    the same name) has another creation time, so the old token stops working.
+    """
+    return f"created {user.created_at.isoformat()}"
 
 
 @memory.capability_checker

@@ -1,7 +1,9 @@
 """Pages (login, chat, connect) and the chat JSON API the page itself uses.
 
 The API takes the session cookie plus an `X-CSRFToken` header (Flask-WTF's
-CSRFProtect guards every POST in the app). Errors are `{"error": {...}}`
+CSRFProtect guards every POST in the app), or an API token judged alone
+(`api_login`). Pages take the session cookie only: a request to one that
+carries an `Authorization` header is refused. Errors are `{"error": {...}}`
 with chatmem's stable codes; nothing here answers with a stack trace.
 """
 
@@ -16,6 +18,7 @@ from flask import (
     Blueprint,
     Response,
     current_app,
+    g,
     jsonify,
     redirect,
     render_template,
@@ -28,6 +31,7 @@ from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
 
 from chatmem import ChatmemError, Forbidden, InvalidParams, NotFound, PayloadTooLarge, Unauthorized
+from chatmem.tokens import authenticate
 
 from . import chat
 from .extensions import csrf, db, login_manager, memory
@@ -93,6 +97,15 @@ def _unauthorized() -> Any:
     if _wants_json():
         return error_response(Unauthorized("Log in first (session cookie)."))
     return redirect(url_for("demo.login", next=request.full_path.rstrip("?")))
+
+
+@bp.before_request
+def _pages_take_no_tokens() -> None:
+    """A token is for the chat API (and chatmem's MCP and REST), never a page login."""
+    if "Authorization" in request.headers and not request.path.startswith(API):
+        raise Unauthorized(
+            "Pages take the browser sign-in; API tokens are for the chat API, MCP and REST."
+        )
 
 
 @bp.app_context_processor
@@ -181,38 +194,54 @@ def connect() -> Any:
 # -- the chat JSON API ----------------------------------------------------------
 
 
-def csrf_unless_bearer(view: Callable[..., Any]) -> Callable[..., Any]:
-    """CSRF for cookie-authenticated calls; a bearer-token call has no cookie to ride.
+def api_login(view: Callable[..., Any]) -> Callable[..., Any]:
+    """The chat API's sign-in: an API token judged alone, else the cookie (+ CSRF on POST).
 
-    A page on another site cannot send an Authorization header without a CORS
-    preflight this app never grants, so scripts using a token skip the token dance.
+    With an `Authorization` header the header decides: a valid token is its
+    user for this request only (no login, no cookie set) and needs no CSRF
+    token, because another site's page cannot send that header without a
+    CORS preflight this app never grants; anything else is 401, even beside
+    a valid session cookie. Without the header: the session cookie, and on a
+    POST the page's CSRF token.
     """
 
     @functools.wraps(view)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        if not request.headers.get("Authorization", "").lower().startswith("bearer "):
-            csrf.protect()
+        authorization = request.headers.get("Authorization")
+        if authorization is not None:
+            who = authenticate(memory, authorization, memory.snapshot())
+            g.api_user, g.api_read_only = who.user, who.read_only
+        else:
+            if not current_user.is_authenticated:
+                raise Unauthorized("Log in first (session cookie) or send an API token.")
+            if request.method == "POST":
+                csrf.protect()
+            g.api_user, g.api_read_only = current_user._get_current_object(), False
         return view(*args, **kwargs)
 
     return csrf.exempt(checked)  # type: ignore[no-any-return]
 
 
+def _caller() -> Any:
+    """Who this request acts for: the chat API's caller, else the signed-in user."""
+    return g.get("api_user") or current_user
+
+
 @bp.get(API + "conversations")
-@login_required
+@api_login
 def api_list() -> Any:
     return jsonify({"conversations": [c.to_dict() for c in _conversations()]})
 
 
 @bp.post(API + "conversations")
-@csrf_unless_bearer
-@login_required
+@api_login
 def api_create() -> Any:
-    conversation = chat.start_conversation(current_user)
+    conversation = chat.start_conversation(_caller())
     return jsonify(conversation.to_dict()), 201
 
 
 @bp.get(API + "conversations/<int:conversation_id>")
-@login_required
+@api_login
 def api_show(conversation_id: int) -> Any:
     conversation = _own(conversation_id)
     body = conversation.to_dict()
@@ -221,20 +250,20 @@ def api_show(conversation_id: int) -> Any:
 
 
 @bp.post(API + "conversations/<int:conversation_id>/messages")
-@csrf_unless_bearer
-@login_required
+@api_login
 def api_message(conversation_id: int) -> Any:
     conversation = _own(conversation_id)
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         raise InvalidParams('Send a JSON object: {"content": "..."}.', details={"field": "content"})
-    added = chat.post_message(conversation, current_user, body.get("content"))
+    added = chat.post_message(
+        conversation, _caller(), body.get("content"), read_only=g.api_read_only
+    )
     return jsonify({"messages": [m.to_dict() for m in added]}), 201
 
 
 @bp.post(API + "conversations/<int:conversation_id>/close")
-@csrf_unless_bearer
-@login_required
+@api_login
 def api_close(conversation_id: int) -> Any:
     conversation = _own(conversation_id)
     record = chat.close_conversation(conversation)
@@ -247,7 +276,7 @@ def api_close(conversation_id: int) -> Any:
 def _own(conversation_id: int) -> Conversation:
     """The user's own conversation; anyone else's looks absent."""
     conversation = db.session.get(Conversation, conversation_id)
-    if conversation is None or conversation.user_id != current_user.id:
+    if conversation is None or conversation.user_id != _caller().id:
         raise NotFound("No such conversation.", details={"id": conversation_id})
     return conversation
 
@@ -256,7 +285,7 @@ def _conversations() -> list[Conversation]:
     return list(
         db.session.scalars(
             select(Conversation)
-            .where(Conversation.user_id == current_user.id)
+            .where(Conversation.user_id == _caller().id)
             .order_by(Conversation.id.desc())
             .limit(50)
         )

@@ -21,6 +21,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Text,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -179,7 +180,13 @@ class SummaryJob(Base):
 
 
 class ApiToken(Base):
-    """A per-user API token; only its SHA-256 hash is stored."""
+    """A per-user API token; only its SHA-256 hash is stored.
+
+    `user_fingerprint` is a hash of who the user was when the token was made
+    (the host's `user_fingerprint` hook): a user id given to someone new does
+    not inherit the token. NULL on rows made before it existed: such a token
+    is bound to its user at its next use (see tokens.py).
+    """
 
     __tablename__ = "chatmem_token"
 
@@ -191,6 +198,12 @@ class ApiToken(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime)
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime)
+    user_fingerprint: Mapped[str | None] = mapped_column(String(64))
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime)
+    # Read-only scope: only read-only tools are listed or callable.
+    read_only: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=false(), nullable=False
+    )
 
 
 class RateCounter(Base):

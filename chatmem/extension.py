@@ -24,6 +24,7 @@ from .memory.models import Base, guidance_record
 from .memory.sessions import end as _end_session
 from .memory.sessions import idle_ids as _idle_ids
 from .memory.sessions import start as _start_session
+from .text import strip_fields
 from .tools import CallContext, Tool, ToolRegistry
 
 if TYPE_CHECKING:
@@ -237,7 +238,8 @@ class ChatMemory:
                     block=_block.compose(entries),
                     guardrails=GuardrailIndex.build(entries, self.server_name),
                     approved=tuple(
-                        guidance_record(e) for e in sorted(entries, key=_block.priority)
+                        strip_fields(guidance_record(e))
+                        for e in sorted(entries, key=_block.priority)
                     ),
                 )
             return state.cache

@@ -177,7 +177,7 @@ def test_a_chat_session_gets_an_automatic_summary(
     sent = flavour.sent_text(request)
     assert "calling create-user" in sent  # the conversation
     assert "2 calls: 2 ok, 0 blocked, 0 failed." in sent  # and the digest
-    assert "[redacted]" in sent
+    assert "[redacted:password]" in sent
     assert_no_secrets(fake_llm)
 
     record = memory.call_tool("recall", {}, user=editor)["sessions"][0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..text import Secrets, strip_fields
 from ..tools import CallContext, Tool, ToolRegistry
 from . import guidance, sessions
 from .guidance import SCOPE_MAX, TARGET_MAX, TEXT_MAX, TITLE_MAX
@@ -148,6 +149,12 @@ SUMMARY_INPUT: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+# The text rules (chatmem.text) of each tool's written fields: a proposal
+# that holds a secret is refused (a person approves exactly that text); a
+# summary is kept with its secrets redacted.
+REMEMBER_TEXT: dict[str, Secrets] = dict.fromkeys(("text", "title", "scope", "target"), "refuse")
+SUMMARY_TEXT: dict[str, Secrets] = {"summary": "redact", "takeaways/*/text": "refuse"}
+
 SUMMARY_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {"recorded": {"type": "boolean"}, "proposed": {"type": "integer"}},
@@ -158,9 +165,15 @@ SUMMARY_OUTPUT: dict[str, Any] = {
 def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
     approved = None
     if context.snapshot is not None and not filters.get("topic"):
-        # The guidance half comes from the per-revision cache: no query.
+        # The guidance half comes from the per-revision cache (no query), which
+        # was built with hidden characters stripped.
         approved = context.memory.approved_guidance(context.snapshot)
-    return run_recall(context.memory.db, approved=approved, **filters)
+    found = run_recall(context.memory.db, approved=approved, **filters)
+    # Defence in depth for text stored before the text rules: none reaches an agent.
+    if approved is None:
+        found["guidance"] = [strip_fields(entry) for entry in found["guidance"]]
+    found["sessions"] = [strip_fields(record) for record in found["sessions"]]
+    return found
 
 
 def remember(context: CallContext, **fields: Any) -> dict[str, Any]:
@@ -213,6 +226,7 @@ def register(registry: ToolRegistry) -> None:
             ),
             input_schema=REMEMBER_INPUT,
             output_schema=REMEMBER_OUTPUT,
+            written_text=REMEMBER_TEXT,
             func=remember,
             memory=True,
         )
@@ -228,6 +242,7 @@ def register(registry: ToolRegistry) -> None:
             ),
             input_schema=SUMMARY_INPUT,
             output_schema=SUMMARY_OUTPUT,
+            written_text=SUMMARY_TEXT,
             func=save_session_summary,
             memory=True,
         )

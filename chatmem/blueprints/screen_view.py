@@ -16,6 +16,8 @@ from ..memory import guidance
 from ..memory.block import GROUP_LABELS, LIMIT
 from ..memory.guardrails import target_warning
 from ..memory.models import GUIDANCE_TYPES, SEVERITIES, Guidance
+from ..text import hidden_characters, lookalike_characters, strip_invisible
+from ..text import visible as _visible
 from .screen_access import memory
 
 TYPE_LABELS = {
@@ -71,7 +73,26 @@ def helpers() -> dict[str, Any]:
         "has_own_title": _has_own_title,
         "when": _when,
         "as_json": _as_json,
+        "visible": visible,
+        "stripped": stripped,
+        "hides_text": hides_text,
     }
+
+
+def visible(value: str | None) -> str:
+    """Stored text with hidden characters shown as `<U+200B>`; the template escapes it."""
+    return _visible(value) if value else ""
+
+
+def stripped(value: str | None) -> str:
+    """An edit form's starting value: saving it drops the hidden characters."""
+    return strip_invisible(value) if value else ""
+
+
+def hides_text(entry: Guidance) -> bool:
+    """Whether an entry (stored before the text rules) holds what a reader could not see."""
+    fields = (entry.title, entry.text, entry.scope, entry.target)
+    return any(hidden_characters(f) or lookalike_characters(f) for f in fields if f)
 
 
 def _has_own_title(entry: Guidance) -> bool:

@@ -24,7 +24,7 @@ from .memory.models import Base, guidance_record
 from .memory.sessions import end as _end_session
 from .memory.sessions import idle_ids as _idle_ids
 from .memory.sessions import start as _start_session
-from .text import strip_fields
+from .text import for_agents_record
 from .tools import CallContext, Tool, ToolRegistry
 
 if TYPE_CHECKING:
@@ -238,7 +238,7 @@ class ChatMemory:
                     block=_block.compose(entries),
                     guardrails=GuardrailIndex.build(entries, self.server_name),
                     approved=tuple(
-                        strip_fields(guidance_record(e))
+                        for_agents_record(guidance_record(e))
                         for e in sorted(entries, key=_block.priority)
                     ),
                 )

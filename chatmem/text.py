@@ -24,8 +24,8 @@ agent gets (SPEC §9b).
   the secret); a summary keeps its text with the secret redacted.
 
 Stored text from before these rules is shown with `visible` (`<U+200B>`)
-where a person reads it, and passed through `strip_invisible` where an
-agent reads it.
+where a person reads it, and passed through `for_agents` where an agent
+reads it.
 """
 
 from __future__ import annotations
@@ -134,24 +134,35 @@ def hidden_characters(text: str) -> list[str]:
 
 
 def strip_invisible(text: str) -> str:
-    """`text` without invisible characters: defence in depth where agents read."""
+    """`text` without its invisible characters."""
     for pattern in _hidden_patterns(text):
         text = pattern.sub("", text)
     return text
 
 
-def strip_fields(record: dict[str, Any]) -> dict[str, Any]:
-    """A record (one recall entry) with `strip_invisible` applied to its text values."""
-    return {k: strip_invisible(v) if isinstance(v, str) else v for k, v in record.items()}
+def for_agents(text: str) -> str:
+    """Stored text as an agent may read it: nothing hidden, nothing disguised.
+
+    Invisible characters are dropped and lookalike letters shown as
+    `<U+0430>`. New text never holds either (it is refused); this is defence
+    in depth for text stored before the rules, a host's transcript and a
+    provider's reply. The block, MCP `instructions` and `recall` use it.
+    """
+    return strip_invisible(_mark_lookalikes(text))
+
+
+def for_agents_record(record: dict[str, Any]) -> dict[str, Any]:
+    """One recall entry with `for_agents` applied to its text values."""
+    return {k: for_agents(v) if isinstance(v, str) else v for k, v in record.items()}
 
 
 def sanitise(text: str) -> str:
-    """Secrets redacted and invisible characters dropped.
+    """Secrets redacted, then `for_agents`.
 
     For text kept or sent that no person reviews first: a summary job's
     transcript, the request to the provider and its reply.
     """
-    return strip_invisible(redaction.redact(text))
+    return for_agents(redaction.redact(text))
 
 
 @functools.cache
@@ -207,15 +218,20 @@ def _name(char: str) -> str:
     return f"({kind.get(unicodedata.category(char), 'unassigned')})"
 
 
+def _mark_lookalikes(text: str) -> str:
+    marked = set(lookalike_characters(text))
+    if marked:
+        text = "".join(f"<{code_point(c)}>" if c in marked else c for c in text)
+    return text
+
+
 def visible(text: str) -> str:
     """`text` with every invisible or lookalike character shown as `<U+XXXX>`.
 
     For places where a person reads stored text (the Memory screen, the
     ledger and digests): what was hidden becomes something to see.
     """
-    marked = set(lookalike_characters(text))
-    if marked:
-        text = "".join(f"<{code_point(c)}>" if c in marked else c for c in text)
+    text = _mark_lookalikes(text)
     for pattern in _hidden_patterns(text):
         text = pattern.sub(lambda m: f"<{code_point(m.group())}>", text)
     return text

@@ -18,7 +18,7 @@ from typing import Any
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import select
 
-from ..text import strip_invisible
+from ..text import for_agents
 from .models import GUIDANCE_TYPES, Guidance
 
 HEADER = "## Project memory"
@@ -68,10 +68,11 @@ def priority(entry: Any) -> tuple[int, int, datetime, int]:
 def one_line(text: str) -> str:
     """An entry's text with its line breaks (and runs of space) folded.
 
-    Hidden characters are dropped too: new text is refused with them, but an
-    entry stored before that rule must not carry them into any context.
+    Passed through `text.for_agents` too: new text is refused with hidden
+    characters, but an entry stored before that rule must not carry them into
+    any context.
     """
-    return " ".join(strip_invisible(text).split())
+    return " ".join(for_agents(text).split())
 
 
 def active_entries(db: SQLAlchemy) -> list[Guidance]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..text import Secrets, strip_fields
+from ..text import Secrets, for_agents_record
 from ..tools import CallContext, Tool, ToolRegistry
 from . import guidance, sessions
 from .guidance import SCOPE_MAX, TARGET_MAX, TEXT_MAX, TITLE_MAX
@@ -166,13 +166,14 @@ def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
     approved = None
     if context.snapshot is not None and not filters.get("topic"):
         # The guidance half comes from the per-revision cache (no query), which
-        # was built with hidden characters stripped.
+        # was built through text.for_agents.
         approved = context.memory.approved_guidance(context.snapshot)
     found = run_recall(context.memory.db, approved=approved, **filters)
-    # Defence in depth for text stored before the text rules: none reaches an agent.
+    # Defence in depth for text stored before the text rules: nothing hidden
+    # reaches an agent.
     if approved is None:
-        found["guidance"] = [strip_fields(entry) for entry in found["guidance"]]
-    found["sessions"] = [strip_fields(record) for record in found["sessions"]]
+        found["guidance"] = [for_agents_record(entry) for entry in found["guidance"]]
+    found["sessions"] = [for_agents_record(record) for record in found["sessions"]]
     return found
 
 

@@ -72,6 +72,7 @@ _ALWAYS_HIDDEN: tuple[tuple[int, int], ...] = (
     (0xFEFF, 0xFEFF),  # byte order mark / zero-width no-break space
     (0xFFA0, 0xFFA0),  # halfwidth Hangul filler
     (0xFFF0, 0xFFFB),  # unassigned ignorables, interlinear annotation
+    (0xFFFE, 0xFFFF),  # non-characters
     (0x110BD, 0x110BD),
     (0x110CD, 0x110CD),
     (0x13430, 0x1343F),  # Egyptian hieroglyph format controls
@@ -80,7 +81,7 @@ _ALWAYS_HIDDEN: tuple[tuple[int, int], ...] = (
     (0xE0000, 0xE0FFF),  # tags and variation selectors supplement
     (0xF0000, 0x10FFFF),  # supplementary private use
 )
-# Non-characters U+xFFFE/U+xFFFF of planes 1-14 (planes 0, 15, 16 are covered above).
+# Non-characters U+xFFFE/U+xFFFF of planes 1-14 (planes 0, 15 and 16 are listed above).
 _NONCHARACTERS = tuple((p * 0x10000 + 0xFFFE, p * 0x10000 + 0xFFFF) for p in range(1, 15))
 
 

@@ -122,10 +122,12 @@ _KEY_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "authori", 
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _KEYED = re.compile(
     r"(?P<key>(?<![\w.-])[\w][\w.-]{0,63}+)"
-    r"(?P<quote>\\?[\"'])?"
+    r"(?P<key_quote>\\*[\"'])?"
     r"(?P<sep>[ \t]*(?::=|=>|[:=])[ \t]*)"
-    r"(?P<value>\\\"(?:[^\"\\]|\\[^\"])*\\\"|\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'"
-    r"|(?:(?i:bearer|basic|token)[ \t]+)?[^\s,;&<{}\[\])'\"\\][^\s,;&}\])'\"\\]*)"
+    # a quoted value ends at the same quote, as escaped as the opening one:
+    # "…", \"…\" (JSON in a JSON string), \\\"…\\\" (one level deeper) …
+    r"(?:(?P<quote>\\*[\"'])(?P<quoted>.*?)(?<!\\)(?P=quote)"
+    r"|(?P<bare>(?:(?i:bearer|basic|token)[ \t]+)?[^\s,;&<{}\[\])'\"\\][^\s,;&}\])'\"\\]*))"
 )
 _PLACEHOLDERS = {"", "null", "none", "nil", "true", "false", "undefined", "...", "…"}
 _PLACEHOLDER = re.compile(
@@ -221,19 +223,19 @@ def _keyed_pairs(text: str, kinds: dict[str, None]) -> str:
 
 def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str:
     kind = key_kind(match.group("key"))
-    value, sep = match.group("value"), match.group("sep")
-    bare = value.strip("\\\"'")
+    quote = match.group("quote") or ""
+    value = match.group("quoted") if quote else match.group("bare")
+    start = match.string[match.start() : match.start("sep")] + match.group("sep")
     if kind is None:
         # Not a secret's key (password_policy), but its value may hold one.
-        return match.string[match.start() : match.start("value")] + _keyed_pairs(value, kinds)
-    if bare.lower() in _PLACEHOLDERS or _PLACEHOLDER.fullmatch(bare):
+        return f"{start}{quote}{_keyed_pairs(value, kinds)}{quote}"
+    if value.lower() in _PLACEHOLDERS or _PLACEHOLDER.fullmatch(value):
         return match.group()
-    quote = ('\\"' if value.startswith("\\") else value[0]) if value[0] in "\\\"'" else ""
     # `key: word more words` is prose; `key=value` and quoted values never are.
-    if not quote and sep != sep.strip(" \t") and _reads_as_prose(match, bare):
+    sep = match.group("sep")
+    if not quote and sep != sep.strip(" \t") and _reads_as_prose(match, value):
         return match.group()
     kinds[kind] = None
-    start = match.group("key") + (match.group("quote") or "") + sep
     return f"{start}{quote}{redacted(kind)}{quote}"
 
 

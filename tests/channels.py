@@ -43,6 +43,10 @@ class Channels:
         self.token = make_token(app, "editor")
         self.editor = DemoClient(app, "editor")
         self.admin = DemoClient(app, "admin")
+        self.new_chat()
+
+    def new_chat(self) -> None:
+        """The chat's next `/tool` commands go to a new conversation (a new session)."""
         self.conversation = int(self.editor.new_conversation()["id"])
 
     def auth(self) -> dict[str, str]:

@@ -139,6 +139,41 @@ def test_upgrade_adopts_a_database_made_by_create_all(bare: Flask) -> None:
         assert _differences(engine) == []
 
 
+def test_upgrade_forgets_the_transcripts_of_finished_summary_jobs(bare: Flask) -> None:
+    """Jobs that ended before transcripts were deleted at the end lose theirs (0005)."""
+    with bare.app_context():
+        engine = _engine(bare)
+        migrate.upgrade(engine, "0002")
+        with engine.begin() as connection:
+            for index, status in enumerate(("done", "failed", "queued")):
+                connection.execute(
+                    text(
+                        "INSERT INTO chatmem_session (id, user_id, user_name, channel, "
+                        "started_at, last_seen_at, summary_auto, change_count) "
+                        "VALUES (:id, '2', 'editor', 'chat', :now, :now, :false, 0)"
+                    ),
+                    {"id": f"s{index}", "now": "2026-01-01 00:00:00", "false": False},
+                )
+                connection.execute(
+                    text(
+                        "INSERT INTO chatmem_summary_job (session_id, status, attempts, "
+                        "next_run_at, created_at, transcript) "
+                        "VALUES (:sid, :status, 1, :now, :now, 'user: my key is sk-...')"
+                    ),
+                    {"sid": f"s{index}", "status": status, "now": "2026-01-01 00:00:00"},
+                )
+        migrate.upgrade(engine)
+        with engine.connect() as connection:
+            kept = connection.execute(
+                text("SELECT status, transcript FROM chatmem_summary_job ORDER BY session_id")
+            ).all()
+    assert [tuple(row) for row in kept] == [
+        ("done", None),
+        ("failed", None),
+        ("queued", "user: my key is sk-..."),
+    ]
+
+
 def test_cli_upgrade_current_and_downgrade(bare: Flask) -> None:
     runner = bare.test_cli_runner()
     result = runner.invoke(args=["chatmem", "db", "upgrade"])

@@ -188,6 +188,8 @@ def lookalike_characters(text: str) -> list[str]:
     if text.isascii():
         return []
     table = _lookalikes()
+    if table.isdisjoint(text):  # a set scan in C: most non-ASCII text ends here
+        return []
     found: dict[str, None] = {}
     for match in _WORD.finditer(text):
         word = match.group()

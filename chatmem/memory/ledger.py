@@ -84,7 +84,9 @@ def digest(db: SQLAlchemy, session_id: str) -> tuple[str, int]:
     counts = {o: sum(1 for r in rows if r.outcome == o) for o in ("ok", "blocked", "error")}
     head = f"{len(rows)} call{'s' if len(rows) != 1 else ''}: {counts['ok']} ok"
     head += f", {counts['blocked']} blocked, {counts['error']} failed."
-    return "\n".join([head, *(describe(r) for r in rows)]), len(rows)
+    # Rows ledgered before the text rules may hold hidden characters: recall
+    # returns the digest to agents as it is stored.
+    return text.for_agents("\n".join([head, *(describe(r) for r in rows)])), len(rows)
 
 
 def describe(row: LedgerEntry) -> str:

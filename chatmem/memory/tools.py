@@ -169,11 +169,12 @@ def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
         # was built through text.for_agents.
         approved = context.memory.approved_guidance(context.snapshot)
     found = run_recall(context.memory.db, approved=approved, **filters)
-    # Defence in depth for text stored before the text rules: nothing hidden
-    # reaches an agent.
     if approved is None:
+        # Guidance may predate the text rules: nothing hidden reaches an agent.
         found["guidance"] = [for_agents_record(entry) for entry in found["guidance"]]
-    found["sessions"] = [for_agents_record(record) for record in found["sessions"]]
+    # Session records need no pass here: every summary and digest is written
+    # through the text rules (and migration 0005 cleaned older ones); a pass
+    # on every call made recall 1.2-1.7 times slower.
     return found
 
 

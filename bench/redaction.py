@@ -59,9 +59,8 @@ def detect_secrets_redactors() -> dict[str, Callable[[str], str]]:
         return value
 
     entropy = ("Base64 High Entropy String", "Hex High Entropy String")
-    plugins = [
-        cls() for name, cls in get_mapping_from_secret_type_to_class().items() if name not in entropy
-    ]
+    mapping = get_mapping_from_secret_type_to_class()
+    plugins = [cls() for name, cls in mapping.items() if name not in entropy]
 
     def by_plugins(value: str) -> str:
         for plugin in plugins:
@@ -110,7 +109,8 @@ def main() -> None:
         changed = sum(redact({"v": text}) != {"v": text} for text in ORDINARY)
         line(
             f"redaction coverage: {name}",
-            f"{len(caught)}/{len(SECRETS)} caught, {changed}/{len(ORDINARY)} ordinary texts changed",
+            f"{len(caught)}/{len(SECRETS)} caught, "
+            f"{changed}/{len(ORDINARY)} ordinary texts changed",
             f"tests/secret_corpus.py; missed kinds: {', '.join(missed) or '-'}",
         )
 

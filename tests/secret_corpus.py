@@ -67,9 +67,7 @@ SECRETS: tuple[Planted, ...] = (
         "-----BEGIN RSA PRIVATE KEY-----\n{secret}\nVb8Nm2Qw6Er0Ty4Ui8Op2As6Df0Gh4Jk8Lz2Xc6\n"
         "-----END RSA PRIVATE KEY-----",
     ),
-    Planted(
-        "chatmem_token", "cm_Vz4Xq8Wr2Et6Yu0Io4Pa8Sd2Fg6Hj0Kl4Zx8Cv2Bn6M", "my chatmem token {secret}"
-    ),
+    Planted("chatmem_token", "cm_Vz4Xq8Wr2Et6Yu0Io4Pa8Sd2Fg6Hj0Kl4Zx8Cv2Bn6M", "my token {secret}"),
     Planted(
         "bearer_token",
         "Qm9vZ2xlLXRva2VuLTQyNDI0Mg.Xy7Z",

@@ -5,7 +5,8 @@ so the redaction step must cost little next to what the ledger already
 does (serialise the arguments to JSON). Three candidates, on the same
 arguments, in one process:
 
-- chatmem's `text.redact_value` (the shapes and key names in chatmem/text.py);
+- chatmem's step, `ledger.safe_arguments` (chatmem/redaction.py's shapes and key
+  names, then hidden characters made visible and long values cut);
 - detect-secrets' ad-hoc API, `scan_line`, with its default plugins and filters;
 - detect-secrets' plugins called directly, without filters or the two entropy
   plugins (the cheapest way to use it).
@@ -27,7 +28,7 @@ from typing import Any
 
 from common import arguments, compare, line, migrated_app, us
 
-from chatmem import text
+from chatmem.memory.ledger import safe_arguments
 from tests.hostapp import USERS
 from tests.secret_corpus import ORDINARY, SECRETS, planted
 
@@ -84,7 +85,7 @@ def walk(redact_string: Callable[[str], str], value: Any) -> Any:
 def main() -> None:
     options = arguments(__doc__ or "")
     candidates: dict[str, Callable[[dict[str, Any]], Any]] = {
-        "chatmem text.redact_value": lambda args: text.redact_value(args, 200),
+        "chatmem ledger.safe_arguments": lambda args: safe_arguments(args, 200),
     }
     for name, redact_string in detect_secrets_redactors().items():
         candidates[name] = lambda args, r=redact_string: walk(r, args)
@@ -125,7 +126,7 @@ def ledgered_call(rounds: int) -> None:
     with app.app_context():
         session_id = memory.start_session(USERS["editor"], "python")
         ratio, measured, baseline = compare(
-            lambda: text.redact_value(ORDINARY_CALL, 200),
+            lambda: safe_arguments(ORDINARY_CALL, 200),
             lambda: memory.call_tool(
                 "save-page", ORDINARY_CALL, user=USERS["editor"], session_id=session_id
             ),
@@ -135,7 +136,7 @@ def ledgered_call(rounds: int) -> None:
     line(
         "redaction, share of a ledgered call [sqlite]",
         f"{ratio:.2f}x",
-        f"text.redact_value {us(measured)} vs the whole call_tool that ledgers it "
+        f"ledger.safe_arguments {us(measured)} vs the whole call_tool that ledgers it "
         f"{us(baseline)}; median of {rounds} rounds x 100 calls",
     )
 

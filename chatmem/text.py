@@ -24,8 +24,8 @@ agent gets (SPEC §9b).
   the secret); a summary keeps its text with the secret redacted.
 
 Stored text from before these rules is shown with `visible` (`<U+200B>`)
-where a person reads it, and passed through `for_agents` where an agent
-reads it.
+where a person reads it, and passed through `for_agents` (which redacts
+secrets too) where an agent reads it.
 """
 
 from __future__ import annotations
@@ -142,28 +142,21 @@ def strip_invisible(text: str) -> str:
 
 
 def for_agents(text: str) -> str:
-    """Stored text as an agent may read it: nothing hidden, nothing disguised.
+    """Stored text as an agent (or a provider) may read it: nothing hidden, nothing
+    disguised, no secret.
 
-    Invisible characters are dropped and lookalike letters shown as
-    `<U+0430>`. New text never holds either (it is refused); this is defence
-    in depth for text stored before the rules, a host's transcript and a
-    provider's reply. The block, MCP `instructions` and `recall` use it.
+    Secrets are redacted, invisible characters dropped and lookalike letters
+    shown as `<U+0430>`. For text no person reviews first (a summary job's
+    transcript, the provider's request and reply, digests) and, as defence in
+    depth, for guidance stored before the rules on its way into the block,
+    MCP `instructions` and `recall`.
     """
-    return strip_invisible(_mark_lookalikes(text))
+    return strip_invisible(_mark_lookalikes(redaction.redact(text)))
 
 
 def for_agents_record(record: dict[str, Any]) -> dict[str, Any]:
     """One recall entry with `for_agents` applied to its text values."""
     return {k: for_agents(v) if isinstance(v, str) else v for k, v in record.items()}
-
-
-def sanitise(text: str) -> str:
-    """Secrets redacted, then `for_agents`.
-
-    For text kept or sent that no person reviews first: a summary job's
-    transcript, the request to the provider and its reply.
-    """
-    return for_agents(redaction.redact(text))
 
 
 @functools.cache

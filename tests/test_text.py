@@ -266,6 +266,6 @@ def test_guidance_refuses_a_secret_without_echoing_it_and_a_summary_redacts_it()
     assert text.check_field("content", f"Used {key}.", secrets="keep") == f"Used {key}."
 
 
-def test_sanitise_is_for_text_no_person_reviews() -> None:
+def test_for_agents_is_for_text_no_person_reviews() -> None:
     transcript = "user: my key is sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv\u200b, p\u0430ssword"
-    assert text.sanitise(transcript) == "user: my key is [redacted:openai_key], p<U+0430>ssword"
+    assert text.for_agents(transcript) == "user: my key is [redacted:openai_key], p<U+0430>ssword"

@@ -11,6 +11,7 @@ from typing import Any
 
 from flask_wtf.csrf import generate_csrf
 
+from .. import redaction
 from ..extension import user_name_of
 from ..memory import guidance
 from ..memory.block import GROUP_LABELS, LIMIT
@@ -80,19 +81,23 @@ def helpers() -> dict[str, Any]:
 
 
 def visible(value: str | None) -> str:
-    """Stored text with hidden characters shown as `<U+200B>`; the template escapes it."""
-    return _visible(value) if value else ""
+    """Stored text as a curator reads it: hidden characters shown as `<U+200B>`,
+    secrets redacted (text stored before the text rules may hold either)."""
+    return _visible(redaction.redact(value)) if value else ""
 
 
 def stripped(value: str | None) -> str:
-    """An edit form's starting value: saving it drops the hidden characters."""
-    return strip_invisible(value) if value else ""
+    """An edit form's starting value: saving it drops what the text rules refuse."""
+    return strip_invisible(redaction.redact(value)) if value else ""
 
 
 def hides_text(entry: Guidance) -> bool:
-    """Whether an entry (stored before the text rules) holds what a reader could not see."""
-    fields = (entry.title, entry.text, entry.scope, entry.target)
-    return any(hidden_characters(f) or lookalike_characters(f) for f in fields if f)
+    """Whether an entry (stored before the text rules) holds what they refuse."""
+    fields = [f for f in (entry.title, entry.text, entry.scope, entry.target) if f]
+    return any(
+        hidden_characters(f) or lookalike_characters(f) or redaction.secret_kinds(f)
+        for f in fields
+    )
 
 
 def _has_own_title(entry: Guidance) -> bool:

@@ -69,8 +69,8 @@ def one_line(text: str) -> str:
     """An entry's text with its line breaks (and runs of space) folded.
 
     Passed through `text.for_agents` too: new text is refused with hidden
-    characters, but an entry stored before that rule must not carry them into
-    any context.
+    characters or a secret, but an entry stored before that rule must not
+    carry them into any context.
     """
     return " ".join(for_agents(text).split())
 

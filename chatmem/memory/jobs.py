@@ -39,7 +39,7 @@ from sqlalchemy import ColumnElement, and_, or_, select, update
 
 from .. import redaction
 from ..providers import Message, Provider, ProviderError
-from ..text import sanitise
+from ..text import for_agents
 from . import ledger, summary_prompt
 from .models import Session, SummaryJob, utcnow
 from .tools import SUMMARY_MAX
@@ -256,7 +256,7 @@ def run_one(
             messages=[Message.user(text)],
             max_output_tokens=summary_prompt.MAX_OUTPUT_TOKENS,
         )
-        summary = sanitise(reply.text).strip()
+        summary = for_agents(reply.text).strip()
         if not summary:
             raise ProviderError(
                 f"{provider.name}: the reply had no text (stop reason {reply.stop_reason!r})",

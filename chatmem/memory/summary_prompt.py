@@ -10,7 +10,7 @@ chat transcript, when the host passed one to `end_session`, adds the why.
 
 from __future__ import annotations
 
-from ..text import sanitise
+from ..text import for_agents
 
 SYSTEM_PROMPT = (
     "You write the record of one finished AI agent session for a web site's project "
@@ -45,9 +45,9 @@ def build_input(
     keeps its first line (the counts) and its newest calls, and a transcript
     keeps its newest part: how a session ended matters most to the next agent.
     """
-    digest = sanitise(digest.strip() or "No changes were made.")
-    transcript = sanitise(transcript.strip()) if transcript else ""
-    head = sanitise(f"Session: {channel} session of user {user_name}.\n\n")
+    digest = for_agents(digest.strip() or "No changes were made.")
+    transcript = for_agents(transcript.strip()) if transcript else ""
+    head = for_agents(f"Session: {channel} session of user {user_name}.\n\n")
     digest_title = "Digest (from the change ledger, every non-read-only tool call):\n"
     transcript_title = "Conversation transcript (newest last):\n"
     fixed = len(head) + len(digest_title) + (len(transcript_title) + 2 if transcript else 0)

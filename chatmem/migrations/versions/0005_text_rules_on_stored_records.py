@@ -41,7 +41,7 @@ _ledger = sa.table(
 
 def upgrade() -> None:
     from chatmem.memory.ledger import DETAIL_MAX, safe_arguments, safe_text
-    from chatmem.text import sanitise
+    from chatmem.text import for_agents
 
     bind = op.get_bind()
     bind.execute(
@@ -52,12 +52,12 @@ def upgrade() -> None:
     for job_id, transcript in bind.execute(
         sa.select(_jobs.c.id, _jobs.c.transcript).where(_jobs.c.transcript.is_not(None))
     ).all():
-        _update(bind, _jobs, job_id, transcript=(transcript, sanitise(transcript)))
+        _update(bind, _jobs, job_id, transcript=(transcript, for_agents(transcript)))
     for session_id, summary, digest in bind.execute(
         sa.select(_sessions.c.id, _sessions.c.summary, _sessions.c.digest)
     ).all():
-        summary_now = sanitise(summary) if summary else summary
-        digest_now = sanitise(digest) if digest else digest
+        summary_now = for_agents(summary) if summary else summary
+        digest_now = for_agents(digest) if digest else digest
         _update(
             bind, _sessions, session_id, summary=(summary, summary_now), digest=(digest, digest_now)
         )

@@ -15,6 +15,7 @@ from flask_sqlalchemy import SQLAlchemy
 from . import config as _config
 from .errors import BlockedByMemory
 from .memory import block as _block
+from .memory import guidance as _guidance
 from .memory import jobs as _jobs
 from .memory import search as _search  # noqa: F401 - create_all builds the recall indexes too
 from .memory import settings as _settings
@@ -238,7 +239,7 @@ class ChatMemory:
                     block=_block.compose(entries),
                     guardrails=GuardrailIndex.build(entries, self.server_name),
                     approved=tuple(
-                        for_agents_record(guidance_record(e))
+                        for_agents_record(guidance_record(e), _guidance.WRITTEN)
                         for e in sorted(entries, key=_block.priority)
                     ),
                 )

@@ -154,9 +154,13 @@ def for_agents(text: str) -> str:
     return strip_invisible(_mark_lookalikes(redaction.redact(text)))
 
 
-def for_agents_record(record: dict[str, Any]) -> dict[str, Any]:
-    """One recall entry with `for_agents` applied to its text values."""
-    return {k: for_agents(v) if isinstance(v, str) else v for k, v in record.items()}
+def for_agents_record(record: dict[str, Any], fields: Iterable[str]) -> dict[str, Any]:
+    """A copy of one recall entry with `for_agents` applied to its text `fields`."""
+    out = dict(record)
+    for name in fields:
+        if isinstance(out.get(name), str):
+            out[name] = for_agents(out[name])
+    return out
 
 
 @functools.cache

@@ -153,10 +153,12 @@ def test_visible_and_for_agents() -> None:
     assert text.for_agents(stored) == "Checkout is page 4 p<U+0430>ssword"
     assert text.strip_invisible(stored) == "Checkout is page 4 p\u0430ssword"
     assert text.visible("<script>") == "<script>"  # escaping is the template's job
-    assert text.for_agents_record({"id": 1, "text": "a\u200bb", "scope": None}) == {
+    record = {"id": 1, "text": "a\u200bb", "scope": None, "origin": "x\u200b"}
+    assert text.for_agents_record(record, ("text", "scope")) == {
         "id": 1,
         "text": "ab",
         "scope": None,
+        "origin": "x\u200b",
     }
 
 

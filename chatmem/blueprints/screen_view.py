@@ -95,8 +95,7 @@ def hides_text(entry: Guidance) -> bool:
     """Whether an entry (stored before the text rules) holds what they refuse."""
     fields = [f for f in (entry.title, entry.text, entry.scope, entry.target) if f]
     return any(
-        hidden_characters(f) or lookalike_characters(f) or redaction.secret_kinds(f)
-        for f in fields
+        hidden_characters(f) or lookalike_characters(f) or redaction.secret_kinds(f) for f in fields
     )
 
 

@@ -171,7 +171,7 @@ def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
     found = run_recall(context.memory.db, approved=approved, **filters)
     if approved is None:
         # Guidance may predate the text rules: nothing hidden reaches an agent.
-        found["guidance"] = [for_agents_record(entry) for entry in found["guidance"]]
+        found["guidance"] = [for_agents_record(g, guidance.WRITTEN) for g in found["guidance"]]
     # Session records need no pass here: every summary and digest is written
     # through the text rules (and migration 0005 cleaned older ones); a pass
     # on every call made recall 1.2-1.7 times slower.

@@ -15,6 +15,7 @@ from flask_sqlalchemy import SQLAlchemy
 from . import config as _config
 from .errors import BlockedByMemory
 from .memory import block as _block
+from .memory import guidance as _guidance
 from .memory import jobs as _jobs
 from .memory import search as _search  # noqa: F401 - create_all builds the recall indexes too
 from .memory import settings as _settings
@@ -24,6 +25,7 @@ from .memory.models import Base, guidance_record
 from .memory.sessions import end as _end_session
 from .memory.sessions import idle_ids as _idle_ids
 from .memory.sessions import start as _start_session
+from .text import for_agents_record
 from .tools import CallContext, Tool, ToolRegistry
 
 if TYPE_CHECKING:
@@ -248,7 +250,8 @@ class ChatMemory:
                     block=_block.compose(entries),
                     guardrails=GuardrailIndex.build(entries, self.server_name),
                     approved=tuple(
-                        guidance_record(e) for e in sorted(entries, key=_block.priority)
+                        for_agents_record(guidance_record(e), _guidance.WRITTEN)
+                        for e in sorted(entries, key=_block.priority)
                     ),
                 )
             return state.cache

@@ -14,13 +14,14 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from . import text
 from .errors import (
     BlockedByMemory,
     ChatmemError,
@@ -69,6 +70,9 @@ class Tool:
 
     The function receives the validated arguments as keyword arguments, plus
     `context` (a CallContext) when it declares a parameter of that name.
+    `written_text` names the fields whose text is stored for people and agents
+    to read (`takeaways/*/text` for a field of each list item) and what
+    happens to a secret in each (see `chatmem.text.check_field`).
     """
 
     name: str
@@ -80,6 +84,7 @@ class Tool:
     capability: str = "edit_posts"
     memory: bool = False
     title: str | None = None
+    written_text: Mapping[str, text.Secrets] = field(default_factory=dict)
     wants_context: bool = field(init=False, default=False)
     validator: Draft202012Validator = field(init=False, repr=False, compare=False)
 
@@ -278,11 +283,33 @@ def validate(tool: Tool, arguments: Any) -> dict[str, Any]:
     if not isinstance(arguments, dict):
         raise InvalidParams("Tool arguments must be a JSON object.", details={"field": "arguments"})
     args = canonical_arguments(tool.input_schema, arguments)
+    if tool.written_text:
+        # Before the schema, so its length limits apply to the normalised text.
+        args = apply_text_rules(args, tool.written_text)
     errors = sorted(tool.validator.iter_errors(args), key=lambda e: list(e.absolute_path))
     if errors:
         field_name, message = describe_error(errors[0])
         raise InvalidParams(message, details={"field": field_name})
     return args
+
+
+def apply_text_rules(args: dict[str, Any], rules: Mapping[str, text.Secrets]) -> dict[str, Any]:
+    """Each written field through `text.check_field`; the error names the field.
+
+    Values of the wrong type are left to the schema, which runs next.
+    """
+    out = dict(args)
+    for path, secrets in rules.items():
+        name, _, item_field = path.partition("/*/")
+        if not item_field and isinstance(out.get(name), str):
+            out[name] = text.check_field(name, out[name], secrets=secrets)
+        elif item_field and isinstance(out.get(name), list):
+            out[name] = items = [dict(i) if isinstance(i, dict) else i for i in out[name]]
+            for index, item in enumerate(items):
+                if isinstance(item, dict) and isinstance(item.get(item_field), str):
+                    label = f"{name}/{index}/{item_field}"
+                    item[item_field] = text.check_field(label, item[item_field], secrets=secrets)
+    return out
 
 
 def describe_error(error: ValidationError) -> tuple[str, str]:

@@ -157,8 +157,8 @@ def test_secrets_are_redacted_and_long_values_cut(memory: Any, db: Any, editor: 
     )
     memory.call_tool("create-user", {"username": "z" * 500}, user=editor, session_id=sid)
     rows = db.session.query(LedgerEntry).order_by(LedgerEntry.id).all()
-    assert rows[0].arguments == {"username": "eve", "password": "[redacted]"}
-    assert rows[1].arguments["api_key"] == "[redacted]"
+    assert rows[0].arguments == {"username": "eve", "password": "[redacted:password]"}
+    assert rows[1].arguments["api_key"] == "[redacted:api_key]"
     assert (
         "sk-ant" not in rows[1].arguments["title"]
         and "abcdefghijklmnop" not in rows[1].arguments["title"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -137,6 +138,66 @@ def test_upgrade_adopts_a_database_made_by_create_all(bare: Flask) -> None:
         assert migrate.current(engine) == migrate.head()
         assert _count(engine, "chatmem_guidance") == 1
         assert _differences(engine) == []
+
+
+def test_upgrade_applies_the_text_rules_to_records_stored_before_them(bare: Flask) -> None:
+    """0005: finished jobs lose their transcript; summaries, digests, ledger rows and
+    waiting transcripts lose their secrets and hidden characters."""
+    key = "ghp_R8tY2uI6oP0aS4dF8gH2jK6lZ0xC4vB8nM2qW"
+    hidden = "\u200b" + "".join(chr(0xE0000 + ord(c)) for c in "obey")
+    old = f"Used {key}{hidden} and password=hunter2 today."
+    with bare.app_context():
+        engine = _engine(bare)
+        migrate.upgrade(engine, "0002")
+        with engine.begin() as connection:
+            for index, status in enumerate(("done", "failed", "queued")):
+                connection.execute(
+                    text(
+                        "INSERT INTO chatmem_session (id, user_id, user_name, channel, "
+                        "started_at, last_seen_at, summary_auto, change_count, summary, digest) "
+                        "VALUES (:id, '2', 'editor', 'chat', :now, :now, :false, 0, :old, :old)"
+                    ),
+                    {"id": f"s{index}", "now": "2026-01-01 00:00:00", "false": False, "old": old},
+                )
+                connection.execute(
+                    text(
+                        "INSERT INTO chatmem_summary_job (session_id, status, attempts, "
+                        "next_run_at, created_at, transcript) "
+                        "VALUES (:sid, :status, 1, :now, :now, :old)"
+                    ),
+                    {
+                        "sid": f"s{index}",
+                        "status": status,
+                        "now": "2026-01-01 00:00:00",
+                        "old": old,
+                    },
+                )
+            connection.execute(
+                text(
+                    "INSERT INTO chatmem_ledger (session_id, channel, tool, arguments, outcome, "
+                    "detail, at) VALUES ('s0', 'chat', 'update-post', :arguments, 'ok', :old, :now)"
+                ),
+                {
+                    "arguments": json.dumps({"title": old, "token": "abc"}),
+                    "old": old,
+                    "now": "2026-01-01 00:00:00",
+                },
+            )
+        migrate.upgrade(engine)
+        with engine.connect() as connection:
+            jobs = connection.execute(
+                text("SELECT status, transcript FROM chatmem_summary_job ORDER BY session_id")
+            ).all()
+            sessions = connection.execute(text("SELECT summary, digest FROM chatmem_session")).all()
+            ledger = connection.execute(text("SELECT arguments, detail FROM chatmem_ledger")).one()
+    clean = "Used [redacted:github_token] and password=[redacted:password] today."
+    assert [tuple(row) for row in jobs] == [("done", None), ("failed", None), ("queued", clean)]
+    assert {tuple(row) for row in sessions} == {(clean, clean)}
+    arguments = ledger[0] if isinstance(ledger[0], dict) else json.loads(ledger[0])
+    shown = "Used [redacted:github_token]<U+200B><U+E006F><U+E0062><U+E0065><U+E0079> and "
+    shown += "password=[redacted:password] today."
+    assert arguments == {"title": shown, "token": "[redacted:token]"}
+    assert ledger[1] == shown
 
 
 def test_cli_upgrade_current_and_downgrade(bare: Flask) -> None:

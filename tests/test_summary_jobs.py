@@ -177,7 +177,7 @@ def test_a_chat_session_gets_an_automatic_summary(
     sent = flavour.sent_text(request)
     assert "calling create-user" in sent  # the conversation
     assert "2 calls: 2 ok, 0 blocked, 0 failed." in sent  # and the digest
-    assert "[redacted]" in sent
+    assert "[redacted:password]" in sent
     assert_no_secrets(fake_llm)
 
     record = memory.call_tool("recall", {}, user=editor)["sessions"][0]
@@ -463,6 +463,58 @@ def test_a_job_that_keeps_killing_its_worker_is_given_up(
     assert (job.status, job.attempts) == ("failed", 3)
     assert "lease expired" in job.last_error
     assert fake_llm.requests == []
+
+
+# --- the transcript is kept only while the job may still use it (SPEC §9b) -----
+
+
+@pytest.mark.parametrize(
+    "ending", ["done", "failed", "given up after retries", "given up by leases", "digest only"]
+)
+def test_the_transcript_is_stored_redacted_and_deleted_when_the_job_ends(
+    ending: str,
+    app: Flask,
+    memory: Any,
+    db: Any,
+    admin: Any,
+    editor: Any,
+    fake_llm: FakeLLM,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    OPENAI.configure(app, fake_llm, monkeypatch, CHATMEM_JOB_LEASE_SECONDS=60)  # 3 tries
+    auto_summarize(memory, admin)
+    session_id = busy_session(memory, editor)
+    memory.end_session(session_id, transcript=TRANSCRIPT + "\u200b\u202e")
+    stored = job_of(db, session_id).transcript
+    assert stored is not None and "calling create-user" in stored
+    assert LEAKED_KEY not in stored and PASSWORD not in stored and "\u200b" not in stored
+    assert "[redacted:openai_key]" in stored and '"password": "[redacted:password]"' in stored
+    now = utcnow() + timedelta(seconds=1)
+    if ending == "done":
+        fake_llm.enqueue(RESPONSES, 200, openai_text(SUMMARY))
+        assert memory.run_due_jobs(now=now).done == 1
+    elif ending == "failed":
+        fake_llm.enqueue_error(RESPONSES, 400, "bad request")
+        assert memory.run_due_jobs(now=now).failed == 1
+    elif ending == "given up after retries":
+        for _ in range(3):
+            fake_llm.enqueue_error(RESPONSES, 500, "upstream down")
+        assert memory.run_due_jobs(now=now).retrying == 1
+        assert job_of(db, session_id).transcript == stored, "kept for the next try"
+        assert memory.run_due_jobs(now=now + timedelta(seconds=10)).retrying == 1
+        assert memory.run_due_jobs(now=now + timedelta(seconds=30)).failed == 1
+    elif ending == "given up by leases":
+        for _ in range(3):  # three workers die in turn
+            assert len(jobs.claim(db, memory.job_policy(), now=now, limit=10)) == 1
+            now += timedelta(seconds=61)
+        assert memory.run_due_jobs(now=now).claimed == 0
+    else:
+        app.config["CHATMEM_PROVIDER"] = "none"
+        assert memory.run_due_jobs(now=now).skipped == 1
+
+    job = job_of(db, session_id)
+    assert job.status == ("done" if ending in ("done", "digest only") else "failed")
+    assert job.transcript is None
 
 
 def test_two_workers_never_run_the_same_job_twice(

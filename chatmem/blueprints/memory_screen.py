@@ -29,7 +29,7 @@ from .screen_access import (
     memory,
     wants_json,
 )
-from .screen_view import SETTING_LABELS, helpers
+from .screen_view import SETTING_LABELS, helpers, visible
 
 bp = Blueprint(
     "chatmem_memory",
@@ -207,6 +207,7 @@ def _apply(
 
 
 def _done(entry: Guidance, message: str, tab: str, status: int = 200) -> ResponseReturnValue:
+    message = visible(message)  # it quotes the title, which may predate the text rules
     if wants_json():
         return jsonify({"ok": True, "entry": entry_json(entry), "message": message}), status
     return flash_back(message, "ok", _tab(tab), request.form.get("page"))

@@ -11,11 +11,14 @@ from typing import Any
 
 from flask_wtf.csrf import generate_csrf
 
+from .. import redaction
 from ..extension import user_name_of
 from ..memory import guidance
 from ..memory.block import GROUP_LABELS, LIMIT
 from ..memory.guardrails import target_warning
 from ..memory.models import GUIDANCE_TYPES, SEVERITIES, Guidance
+from ..text import hidden_characters, lookalike_characters, strip_invisible
+from ..text import visible as _visible
 from .screen_access import memory
 
 TYPE_LABELS = {
@@ -71,7 +74,29 @@ def helpers() -> dict[str, Any]:
         "has_own_title": _has_own_title,
         "when": _when,
         "as_json": _as_json,
+        "visible": visible,
+        "stripped": stripped,
+        "hides_text": hides_text,
     }
+
+
+def visible(value: str | None) -> str:
+    """Stored text as a curator reads it: hidden characters shown as `<U+200B>`,
+    secrets redacted (text stored before the text rules may hold either)."""
+    return _visible(redaction.redact(value)) if value else ""
+
+
+def stripped(value: str | None) -> str:
+    """An edit form's starting value: saving it drops what the text rules refuse."""
+    return strip_invisible(redaction.redact(value)) if value else ""
+
+
+def hides_text(entry: Guidance) -> bool:
+    """Whether an entry (stored before the text rules) holds what they refuse."""
+    fields = [f for f in (entry.title, entry.text, entry.scope, entry.target) if f]
+    return any(
+        hidden_characters(f) or lookalike_characters(f) or redaction.secret_kinds(f) for f in fields
+    )
 
 
 def _has_own_title(entry: Guidance) -> bool:

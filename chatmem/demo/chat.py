@@ -31,6 +31,7 @@ from chatmem.providers import (
     is_offline,
     provider_from_config,
 )
+from chatmem.text import check_field
 
 from .extensions import db, memory
 from .models import ChatMessage, Conversation, User, utcnow
@@ -134,6 +135,10 @@ def post_message(
         raise InvalidParams(
             f"content is longer than {CONTENT_MAX} characters.", details={"field": "content"}
         )
+    # chatmem's text rules: nothing hidden reaches the model, the transcript or
+    # a summary. A user may paste a secret into their own chat (its copies in
+    # chatmem's tables are redacted), so only invisible text is refused here.
+    content = check_field("content", content, secrets="keep")
     _require_open(conversation)
     turn = _Turn(conversation, user, read_only=read_only)
     turn.add(role="user", content=content)

@@ -18,6 +18,7 @@ from typing import Any
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import select
 
+from ..text import for_agents
 from .models import GUIDANCE_TYPES, Guidance
 
 HEADER = "## Project memory"
@@ -65,8 +66,13 @@ def priority(entry: Any) -> tuple[int, int, datetime, int]:
 
 
 def one_line(text: str) -> str:
-    """An entry's text with its line breaks (and runs of space) folded."""
-    return " ".join(text.split())
+    """An entry's text with its line breaks (and runs of space) folded.
+
+    Passed through `text.for_agents` too: new text is refused with hidden
+    characters or a secret, but an entry stored before that rule must not
+    carry them into any context.
+    """
+    return " ".join(for_agents(text).split())
 
 
 def active_entries(db: SQLAlchemy) -> list[Guidance]:

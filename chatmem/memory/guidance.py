@@ -19,12 +19,14 @@ from sqlalchemy import select
 from sqlalchemy.orm.exc import StaleDataError
 
 from ..errors import Conflict, InvalidParams, NotFound
+from ..text import check_field
 from . import settings
 from .models import GUIDANCE_TYPES, SEVERITIES, Guidance, GuidanceEvent, utcnow
 
 EDITABLE = ("type", "title", "text", "scope", "target", "severity")
 TITLE_WORDS = 8
 TITLE_MAX = 200
+WRITTEN = ("title", "text", "scope", "target")  # free text: the text rules apply
 # Any single entry up to this length fits in the 1,500-character block.
 TEXT_MAX = 1000
 SCOPE_MAX = 64
@@ -226,6 +228,9 @@ def _checked(fields: Mapping[str, Any], *, partial: bool) -> dict[str, Any]:
         value = fields[name]
         if value is not None and not isinstance(value, str):
             raise InvalidParams(f"{name} must be text.", details={"field": name})
+        if name in WRITTEN and value:
+            # The same rules as the tools' fields: no hidden text, no secrets.
+            value = check_field(name, value)
         out[name] = _blank_to_none(value)
     if not partial:
         for required in ("type", "text"):

@@ -4,6 +4,9 @@ A job's life: `queued` -> `running` (claimed) -> `done`, or back to `queued`
 with a later `next_run_at` after a retryable failure, or `failed` for good.
 The session was already recorded with its digest when it ended, so a job
 that fails only means the session stays "Digest only"; nothing is lost.
+The job's transcript (a second copy of the conversation, stored redacted)
+is deleted as the job ends, whether done, failed or given up; only a job
+that will be retried keeps it.
 
 Three rules keep several workers (gunicorn processes, the CLI, the background
 thread) from stepping on each other:
@@ -34,7 +37,9 @@ from typing import NamedTuple
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import ColumnElement, and_, or_, select, update
 
+from .. import redaction
 from ..providers import Message, Provider, ProviderError
+from ..text import for_agents
 from . import ledger, summary_prompt
 from .models import Session, SummaryJob, utcnow
 from .tools import SUMMARY_MAX
@@ -161,6 +166,7 @@ def take(db: SQLAlchemy, policy: Policy, rows: list[Due], *, now: datetime) -> l
                     status="failed",
                     last_error=f"gave up after {attempts} tries: the last worker stopped "
                     "before it finished (lease expired)",
+                    transcript=None,
                 )
             )
             continue
@@ -250,7 +256,7 @@ def run_one(
             messages=[Message.user(text)],
             max_output_tokens=summary_prompt.MAX_OUTPUT_TOKENS,
         )
-        summary = ledger.redact_text(reply.text.strip())
+        summary = for_agents(reply.text).strip()
         if not summary:
             raise ProviderError(
                 f"{provider.name}: the reply had no text (stop reason {reply.stop_reason!r})",
@@ -292,7 +298,9 @@ def _finish(db: SQLAlchemy, held: Claim, *, summary: str | None, note: str | Non
     that saved its own summary meanwhile always wins over an automatic one.
     """
     won = db.session.execute(
-        update(SummaryJob).where(_held(held)).values(status="done", last_error=note)
+        update(SummaryJob)
+        .where(_held(held))
+        .values(status="done", last_error=note, transcript=None)
     )
     if won.rowcount != 1:  # type: ignore[attr-defined]
         db.session.rollback()
@@ -309,7 +317,7 @@ def _finish(db: SQLAlchemy, held: Claim, *, summary: str | None, note: str | Non
 
 def _fail(db: SQLAlchemy, policy: Policy, held: Claim, exc: ProviderError, *, now: datetime) -> str:
     """Record a failed try: retry later if the error allows and tries remain."""
-    error = ledger.redact_text(f"try {held.attempts}: {exc.kind}: {exc}")[:LAST_ERROR_MAX]
+    error = redaction.redact(f"try {held.attempts}: {exc.kind}: {exc}")[:LAST_ERROR_MAX]
     if exc.retryable and held.attempts < policy.max_attempts:
         values: dict[str, object] = {
             "status": "queued",
@@ -318,7 +326,7 @@ def _fail(db: SQLAlchemy, policy: Policy, held: Claim, exc: ProviderError, *, no
         }
         outcome = "retrying"
     else:
-        values = {"status": "failed", "last_error": error}
+        values = {"status": "failed", "last_error": error, "transcript": None}
         outcome = "failed"
     won = db.session.execute(update(SummaryJob).where(_held(held)).values(**values))
     if won.rowcount != 1:  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import Row, bindparam, select, update
 
 from ..errors import InvalidParams, NotFound
+from ..text import for_agents
 from . import ledger, reads, settings
 from .models import CHANNELS, Session, SummaryJob, utcnow
 
@@ -149,7 +150,9 @@ def end(db: SQLAlchemy, session_id: str, *, transcript: str | None = None) -> Se
     _refresh_digest(db, session)
     session.recorded_at = session.recorded_at or now
     if session.summary is None and settings.read(db).auto_summarize:
-        db.session.add(SummaryJob(session_id=session.id, transcript=transcript, next_run_at=now))
+        # Kept only until the job ends, and never with a secret or hidden text in it.
+        kept = for_agents(transcript) if transcript else None
+        db.session.add(SummaryJob(session_id=session.id, transcript=kept, next_run_at=now))
     db.session.commit()
     return session
 

@@ -1,16 +1,16 @@
 """What an LLM provider is shown when it writes an automatic session summary.
 
 Everything here runs before the request leaves the process, so this is where
-secrets are masked and the size is bounded. The ledger's digest is always
+secrets are masked, invisible characters dropped and the size is bounded.
+(The transcript and the digest were stored that way already; this is the
+last check before anything leaves.) The ledger's digest is always
 included because it is the one factual account of what the tools did; a
 chat transcript, when the host passed one to `end_session`, adds the why.
 """
 
 from __future__ import annotations
 
-import re
-
-from .ledger import REDACTED, SECRET_KEY, redact_text
+from ..text import for_agents
 
 SYSTEM_PROMPT = (
     "You write the record of one finished AI agent session for a web site's project "
@@ -29,30 +29,6 @@ MAX_OUTPUT_TOKENS = 800
 
 CUT_MARK = "[… earlier part cut]\n"
 
-# `password: hunter2`, `"api_key": "abc"`, `token=xyz`: a value under a
-# secret-looking key, which redact_text (shapes only) would miss in free text.
-_KEYED_SECRET = re.compile(
-    r"(?P<key>[\"']?[\w-]*(?:"
-    + SECRET_KEY.pattern
-    + r")(?:[_-]?(?:key|value|id))?[\"']?\s*[:=]\s*)"
-    r"(?P<value>\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s,;}\])]+)",
-    re.IGNORECASE,
-)
-
-
-def redact_free_text(text: str) -> str:
-    """Mask secrets in prose or pasted JSON: by shape, and by the key they sit under."""
-    text = redact_text(text)
-
-    def mask(match: re.Match[str]) -> str:
-        value = match.group("value")
-        if value.strip("\"'") in ("", REDACTED, "null", "None"):
-            return match.group(0)
-        quote = value[0] if value[0] in "\"'" else ""
-        return f"{match.group('key')}{quote}{REDACTED}{quote}"
-
-    return _KEYED_SECRET.sub(mask, text)
-
 
 def build_input(
     *,
@@ -62,16 +38,16 @@ def build_input(
     user_name: str,
     limit: int,
 ) -> str:
-    """The user message for the provider: redacted, then cut to `limit` characters.
+    """The user message for the provider: cleaned, then cut to `limit` characters.
 
     Redaction comes before trimming so that a cut can never leave half a key
     that no longer looks like one. When the whole does not fit, the digest
     keeps its first line (the counts) and its newest calls, and a transcript
     keeps its newest part: how a session ended matters most to the next agent.
     """
-    digest = redact_free_text(digest.strip() or "No changes were made.")
-    transcript = redact_free_text(transcript.strip()) if transcript else ""
-    head = f"Session: {channel} session of user {user_name}.\n\n"
+    digest = for_agents(digest.strip() or "No changes were made.")
+    transcript = for_agents(transcript.strip()) if transcript else ""
+    head = for_agents(f"Session: {channel} session of user {user_name}.\n\n")
     digest_title = "Digest (from the change ledger, every non-read-only tool call):\n"
     transcript_title = "Conversation transcript (newest last):\n"
     fixed = len(head) + len(digest_title) + (len(transcript_title) + 2 if transcript else 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..text import Secrets, for_agents_record
 from ..tools import CallContext, Tool, ToolRegistry
 from . import guidance, sessions
 from .guidance import SCOPE_MAX, TARGET_MAX, TEXT_MAX, TITLE_MAX
@@ -148,6 +149,12 @@ SUMMARY_INPUT: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+# The text rules (chatmem.text) of each tool's written fields: a proposal
+# that holds a secret is refused (a person approves exactly that text); a
+# summary is kept with its secrets redacted.
+REMEMBER_TEXT: dict[str, Secrets] = dict.fromkeys(("text", "title", "scope", "target"), "refuse")
+SUMMARY_TEXT: dict[str, Secrets] = {"summary": "redact", "takeaways/*/text": "refuse"}
+
 SUMMARY_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {"recorded": {"type": "boolean"}, "proposed": {"type": "integer"}},
@@ -158,9 +165,17 @@ SUMMARY_OUTPUT: dict[str, Any] = {
 def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
     approved = None
     if context.snapshot is not None and not filters.get("topic"):
-        # The guidance half comes from the per-revision cache: no query.
+        # The guidance half comes from the per-revision cache (no query), which
+        # was built through text.for_agents.
         approved = context.memory.approved_guidance(context.snapshot)
-    return run_recall(context.memory.db, approved=approved, **filters)
+    found = run_recall(context.memory.db, approved=approved, **filters)
+    if approved is None:
+        # Guidance may predate the text rules: nothing hidden reaches an agent.
+        found["guidance"] = [for_agents_record(g, guidance.WRITTEN) for g in found["guidance"]]
+    # Session records need no pass here: every summary and digest is written
+    # through the text rules (and migration 0005 cleaned older ones); a pass
+    # on every call made recall 1.2-1.7 times slower.
+    return found
 
 
 def remember(context: CallContext, **fields: Any) -> dict[str, Any]:
@@ -213,6 +228,7 @@ def register(registry: ToolRegistry) -> None:
             ),
             input_schema=REMEMBER_INPUT,
             output_schema=REMEMBER_OUTPUT,
+            written_text=REMEMBER_TEXT,
             func=remember,
             memory=True,
         )
@@ -228,6 +244,7 @@ def register(registry: ToolRegistry) -> None:
             ),
             input_schema=SUMMARY_INPUT,
             output_schema=SUMMARY_OUTPUT,
+            written_text=SUMMARY_TEXT,
             func=save_session_summary,
             memory=True,
         )

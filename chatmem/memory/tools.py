@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..tools import CallContext, Tool, ToolRegistry
-from . import guidance, sessions
+from . import guidance, screening, sessions
 from .guidance import SCOPE_MAX, TARGET_MAX, TEXT_MAX, TITLE_MAX
 from .models import GUIDANCE_TYPES, SEVERITIES, Session
 from .recall import recall as run_recall
@@ -122,13 +122,31 @@ REMEMBER_INPUT: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+FLAGS: dict[str, Any] = {
+    "type": "array",
+    "description": (
+        "Signs of poisoning the proposal was flagged for; a flagged proposal waits for a "
+        "person, who must approve it anyway. Rephrase and propose again if a flag is wrong."
+    ),
+    "items": {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "enum": list(screening.CODES)},
+            "reason": {"type": "string"},
+            "entry_id": {"type": "integer", "description": "The other entry it concerns."},
+        },
+        "required": ["code", "reason"],
+    },
+}
+
 REMEMBER_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
         "id": {"type": "integer"},
         "status": {"type": "string", "enum": ["pending", "publish"]},
+        "flags": FLAGS,
     },
-    "required": ["id", "status"],
+    "required": ["id", "status", "flags"],
 }
 
 SUMMARY_INPUT: dict[str, Any] = {
@@ -159,7 +177,23 @@ SUMMARY_INPUT: dict[str, Any] = {
 
 SUMMARY_OUTPUT: dict[str, Any] = {
     "type": "object",
-    "properties": {"recorded": {"type": "boolean"}, "proposed": {"type": "integer"}},
+    "properties": {
+        "recorded": {"type": "boolean"},
+        "proposed": {"type": "integer"},
+        "flagged": {
+            "type": "array",
+            "description": "Present when takeaways were flagged: which, and why.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "takeaway": {"type": "integer", "description": "Index in takeaways."},
+                    "id": {"type": "integer"},
+                    "flags": FLAGS,
+                },
+                "required": ["takeaway", "id", "flags"],
+            },
+        },
+    },
     "required": ["recorded", "proposed"],
 }
 
@@ -186,11 +220,22 @@ def sessions_of(context: CallContext) -> str | None:
     return context.user_id
 
 
-def remember(context: CallContext, **fields: Any) -> dict[str, Any]:
-    entry, _created = guidance.propose(
-        context.memory.db, fields, session_id=context.session_id, actor_id=context.user_id
+def _propose(context: CallContext, fields: dict[str, Any]) -> tuple[Any, bool, list[Any]]:
+    """Screen a proposal, then make it: flagged ones wait for a person whatever the setting."""
+    flags = context.memory.screen(fields, snapshot=context.snapshot)
+    entry, created = guidance.propose(
+        context.memory.db,
+        fields,
+        session_id=context.session_id,
+        actor_id=context.user_id,
+        flags=[flag.code for flag in flags],
     )
-    return {"id": entry.id, "status": entry.status}
+    return entry, created, flags
+
+
+def remember(context: CallContext, **fields: Any) -> dict[str, Any]:
+    entry, _created, flags = _propose(context, fields)
+    return {"id": entry.id, "status": entry.status, "flags": [f.to_dict() for f in flags]}
 
 
 def save_session_summary(
@@ -198,15 +243,21 @@ def save_session_summary(
 ) -> dict[str, Any]:
     db = context.memory.db
     proposed = 0
-    for takeaway in takeaways or ():
-        _entry, created = guidance.propose(
-            db, takeaway, session_id=context.session_id, actor_id=context.user_id
-        )
+    flagged = []
+    for index, takeaway in enumerate(takeaways or ()):
+        entry, created, flags = _propose(context, dict(takeaway))
         proposed += created
+        if flags:
+            flagged.append(
+                {"takeaway": index, "id": entry.id, "flags": [f.to_dict() for f in flags]}
+            )
     session = db.session.get(Session, context.session_id)
     if session is not None:
         sessions.save_summary(db, session, summary.strip())
-    return {"recorded": True, "proposed": proposed}
+    result: dict[str, Any] = {"recorded": True, "proposed": proposed}
+    if flagged:
+        result["flagged"] = flagged
+    return result
 
 
 def register(registry: ToolRegistry) -> None:
@@ -233,7 +284,9 @@ def register(registry: ToolRegistry) -> None:
             title="Propose guidance",
             description=(
                 "Propose one piece of durable guidance for future sessions. It is stored as "
-                "pending and has no effect until a site admin approves it."
+                "pending and has no effect until a site admin approves it. The answer lists "
+                "any flags the proposal was screened for (instructions to the reader, links, "
+                "contradictions with active guidance...): rephrase if a flag is wrong."
             ),
             input_schema=REMEMBER_INPUT,
             output_schema=REMEMBER_OUTPUT,

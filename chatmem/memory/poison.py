@@ -308,7 +308,7 @@ _PHRASES: dict[str, list[str]] = {
         r"(are|will be|will act|act|behave|respond|answer|speak|play|must act)",
         r"you will now (act|be|behave|respond|answer|pretend|play|roleplay)",
         r"(act|acting|behave|behaving|operate) (as|like) (an?|if|my|though|someone|somebody|"
-        r"you were|dan|root|system|the (system|administrator|developer|owner))",
+        r"you were|dan|root|system|the (site )?(system|administrator|admin|developer|owner))",
         r"pretend(ing)? (to be|you|that|to)",
         r"role ?play\w*",
         r"(play|take on|assume|adopt) (the |a |an )?(role|part|identity|persona|character)",
@@ -469,7 +469,7 @@ def _override(tokens: tuple[str, ...]) -> str | None:
         weak = any(_WEAK.fullmatch(t) for t in window)
         qualified = any(_QUALIFIER.fullmatch(t) for t in window)
         if strong or (weak and qualified):
-            return " ".join(tokens[max(start, i - 1) : end])
+            return " ".join(tokens[i:end])
     return None
 
 
@@ -505,7 +505,7 @@ def find(text: str) -> list[Hit]:
 
     def hit(code: str, excerpt: str | None) -> None:
         if excerpt and code not in hits:
-            hits[code] = " ".join(excerpt.split())[:80]
+            hits[code] = " ".join(excerpt.split())[:80].rstrip(".,;: ")
 
     hit("override", _override(seen.tokens))
     for code, pattern in _WORD_RES.items():

@@ -40,7 +40,7 @@ from sqlalchemy import select
 
 from . import poison
 from .guardrails import parse_target
-from .guidance import text_key
+from .guidance import default_title, text_key
 from .models import Guidance
 
 # Trigram similarity (as PostgreSQL's pg_trgm computes it) of the content
@@ -323,6 +323,8 @@ def screen_entries(
 def fields_of(entry: Guidance, changes: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """An entry's written fields, with an edit applied: an edit is screened before it is saved."""
     fields = {name: getattr(entry, name) for name in ("type", "title", "text", "scope", "target")}
+    if entry.title == default_title(entry.text):
+        fields["title"] = None  # derived from the text: it follows an edited text
     for name, value in (changes or {}).items():
         if name in ("title", "scope", "target"):
             fields[name] = value or None  # blank clears it

@@ -55,6 +55,8 @@ class _AppState:
     cache: _Cache = field(default_factory=_Cache)
     lock: threading.Lock = field(default_factory=threading.Lock)
     sweeper: BackgroundSweeper | None = None
+    # The newest screening index, so the next revision's rebuild reuses its entries.
+    screening: _screening.ActiveIndex | None = None
 
 
 def user_id_of(user: Any) -> str:
@@ -275,9 +277,11 @@ class ChatMemory:
         """
         cache = self._cache(snapshot or self.snapshot())
         if cache.screening is None:
-            with self._state().lock:
+            state = self._state()
+            with state.lock:
                 if cache.screening is None:
-                    cache.screening = _screening.ActiveIndex.load(self.db, self.server_name)
+                    index = _screening.ActiveIndex.load(self.db, self.server_name, state.screening)
+                    cache.screening = state.screening = index
         return cache.screening
 
     def known_tokens(self, snapshot: _settings.Snapshot) -> dict[str, Any]:

@@ -253,3 +253,22 @@ def test_similarity_reads_only_candidates_sharing_rare_words() -> None:
     found = index.candidates(probe)
     assert 0 < len(found) <= screening.CANDIDATES
     assert all(probe.words & entry.content.words - {"page"} for entry in found)
+
+
+def test_the_index_follows_guidance_changes(memory: Any, db: Any, editor: Any) -> None:
+    """Each revision's index reuses unchanged entries; a changed one is read again."""
+    active = guidance.admin_add(
+        db, {"type": "fact", "text": "Gift wrap is free in December."}, actor_id="1"
+    )
+
+    def flags() -> list[str]:
+        text = "Gift wrap is free during December."
+        return codes(memory.call_tool("remember", {"type": "fact", "text": text}, user=editor))
+
+    assert flags() == ["near_duplicate"]
+    guidance.edit(db, active.id, {"text": "Returns are free within 30 days."}, actor_id="1")
+    assert flags() == []
+    guidance.edit(db, active.id, {"text": "Gift wrap is free in December!"}, actor_id="1")
+    assert flags() == ["near_duplicate"]
+    guidance.set_enabled(db, active.id, False, actor_id="1")
+    assert flags() == []

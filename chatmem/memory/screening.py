@@ -33,12 +33,13 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
-from . import poison
+from . import poison, reads
 from .guardrails import parse_target
 from .guidance import default_title, text_key
 from .models import Guidance
@@ -51,6 +52,8 @@ DUPLICATE = 0.75
 OPPOSITE = 0.6
 # Most candidates compared by similarity for one proposal.
 CANDIDATES = 64
+# Above this many changed entries a rebuild reads every text in one query.
+REREAD = 500
 
 _WORDING = {
     "override": "Tells the reader to ignore or override its rules or earlier instructions",
@@ -134,8 +137,16 @@ class Content:
     target: str | None
     key: str
 
+    @cached_property
+    def grams(self) -> frozenset[str]:
+        """Trigrams of the words and numbers, as pg_trgm pads them."""
+        return frozenset().union(*map(_word_grams, self.words | self.numbers))
+
     @classmethod
-    def of(cls, text: str, target: str | None, server_name: str) -> Content:
+    def of(
+        cls, text: str, target: str | None, server_name: str, *, key: str | None = None
+    ) -> Content:
+        """`key`: the text's `text_key` when it is at hand (a stored entry's column)."""
         folded = _CONTRACTION.sub(" not", poison.ascii_fold(text))
         tokens = re.findall(r"[a-z0-9]+", folded)
         negative = any(t in _NEGATIVE or t in ("dont", "cannot", "cant") for t in tokens)
@@ -150,24 +161,23 @@ class Content:
             numbers=frozenset(w for w in content if w.isdigit()),
             negative=negative,
             target=f"{parsed.key}:{parsed.value}" if parsed.key else None,
-            key=text_key(text),
+            key=key or text_key(text),
         )
 
 
-def _trigrams(words: Iterable[str]) -> set[str]:
-    grams: set[str] = set()
-    for word in words:
-        padded = f"  {word} "
-        grams.update(padded[i : i + 3] for i in range(len(padded) - 2))
-    return grams
+@lru_cache(maxsize=1 << 16)
+def _word_grams(word: str) -> frozenset[str]:
+    padded = f"  {word} "
+    return frozenset(padded[i : i + 3] for i in range(len(padded) - 2))
 
 
 def similarity(a: Content, b: Content) -> float:
     """pg_trgm's similarity of the two word sets (numbers included)."""
-    left, right = _trigrams(a.words | a.numbers), _trigrams(b.words | b.numbers)
+    left, right = a.grams, b.grams
     if not left or not right:
         return 0.0
-    return len(left & right) / len(left | right)
+    shared = len(left & right)
+    return shared / (len(left) + len(right) - shared)
 
 
 # -- the active guidance, indexed once per revision ---------------------------------
@@ -178,6 +188,12 @@ class Active:
     id: int
     title: str
     content: Content
+    raw_target: str | None = None  # as stored, to tell an unchanged entry
+
+
+_ACTIVE_ROWS = select(Guidance.id, Guidance.title, Guidance.text_key, Guidance.target).where(
+    Guidance.status == "publish", Guidance.enabled.is_(True)
+)
 
 
 class ActiveIndex:
@@ -197,16 +213,42 @@ class ActiveIndex:
         self.common = max(CANDIDATES, len(self.entries) // 8)
 
     @classmethod
-    def load(cls, db: SQLAlchemy, server_name: str) -> ActiveIndex:
-        rows = db.session.execute(
-            select(Guidance.id, Guidance.title, Guidance.text, Guidance.target).where(
+    def load(
+        cls, db: SQLAlchemy, server_name: str, previous: ActiveIndex | None = None
+    ) -> ActiveIndex:
+        """The active guidance now; entries unchanged since `previous` are reused as they are.
+
+        A guidance change touches an entry or two: a rebuild reads the texts of
+        those only and folds only them (folding every text is what a first
+        build costs).
+        """
+        known = previous.entries if previous and previous.server_name == server_name else {}
+        rows = reads.rows(db, _ACTIVE_ROWS)
+
+        def unchanged(row: Any) -> bool:
+            old = known.get(row.id)
+            return old is not None and (old.content.key, old.raw_target) == (
+                row.text_key,
+                row.target,
+            )
+
+        changed = [row.id for row in rows if not unchanged(row)]
+        texts: dict[int, str] = {}
+        if changed:
+            query = select(Guidance.id, Guidance.text).where(
                 Guidance.status == "publish", Guidance.enabled.is_(True)
             )
-        )
-        return cls(
-            (Active(r.id, r.title, Content.of(r.text, r.target, server_name)) for r in rows),
-            server_name,
-        )
+            if len(changed) <= REREAD:
+                query = query.where(Guidance.id.in_(changed))
+            texts = {row.id: row.text for row in db.session.execute(query)}
+        entries = []
+        for row in rows:
+            if row.id in texts:
+                content = Content.of(texts[row.id], row.target, server_name, key=row.text_key)
+            else:
+                content = known[row.id].content
+            entries.append(Active(row.id, row.title, content, row.target))
+        return cls(entries, server_name)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -271,6 +313,19 @@ def _wording(fields: Mapping[str, Any]) -> list[Flag]:
     ]
 
 
+# Built once: `remember` runs it on every proposal.
+_REJECTED_ONE = (
+    select(Guidance.id)
+    .where(
+        Guidance.text_key == bindparam("key"),
+        Guidance.status == "rejected",
+        Guidance.id != bindparam("exclude"),
+    )
+    .order_by(Guidance.id.desc())
+    .limit(1)
+)
+
+
 def _rejected(db: SQLAlchemy, keys: Iterable[str], exclude: Iterable[int] = ()) -> dict[str, int]:
     """text_key -> the newest rejected entry with that key."""
     wanted = set(keys)
@@ -306,9 +361,12 @@ def screen(
 
     `entry_id`: the proposal's own entry, when it is stored already.
     """
-    key = text_key(str(fields.get("text") or ""))
-    rejected = _rejected(db, [key], exclude=[entry_id] if entry_id else [])
-    return _check(fields, active, rejected.get(key))
+    found = reads.first(
+        db,
+        _REJECTED_ONE,
+        {"key": text_key(str(fields.get("text") or "")), "exclude": entry_id or 0},
+    )
+    return _check(fields, active, found.id if found else None)
 
 
 def screen_entries(

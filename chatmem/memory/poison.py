@@ -6,19 +6,9 @@ orders to ignore or override the rules, role-play and system-prompt talk,
 text dressed up as the block itself, addresses to send things to, and
 requests to reveal secrets.
 
-Attackers disguise their wording, so every check reads folded views of the
-text rather than the text as typed (`Views`):
-
-- `plain`: NFKC, then transliterated to ASCII by `anyascii`: lookalike
-  Cyrillic or Greek letters, full-width and mathematical letters, accents and
-  other scripts' words all become Latin letters, invisible characters vanish
-  and Unicode tag characters turn into the ASCII they hide. Lower case;
-  punctuation and line breaks kept.
-- `words`: `plain` as words. Digits and symbols inside a word read as
-  letters ("1gn0r3"), runs of single letters are joined ("i g n o r e"),
-  contractions are spelled out and common phrasings become one word ("pay no
-  attention to" -> "disregard").
-- `joined`: letters only, for a word split in the middle ("ig nore").
+Attackers disguise their wording, so every check reads the folded views of
+the text (`folding.views`), not the text as typed: lookalike letters, digits
+for letters, spaced-out and split words and other scripts are undone first.
 
 The rules are data (word classes, phrases, patterns) so that a new phrasing is
 one line. Each check returns at most one `Hit` per code, with the folded text
@@ -29,159 +19,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from anyascii import anyascii
-
-# -- folding --------------------------------------------------------------------
-
-_LEET = str.maketrans("013457@$|!", "oieastasii")
-_LEETABLE = re.compile(r"[a-z0-9@$|!]+")
-_MIXED = re.compile(r"\b(?=[a-z]*\d)(?=\d*[a-z])[a-z\d]+\b")
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
-_CONTRACTIONS = {
-    "dont": "do not",
-    "doesnt": "does not",
-    "didnt": "did not",
-    "cant": "can not",
-    "cannot": "can not",
-    "wont": "will not",
-    "isnt": "is not",
-    "arent": "are not",
-    "shouldnt": "should not",
-    "mustnt": "must not",
-    "youre": "you are",
-    "ur": "your",
-    "u": "you",
-    "r": "are",
-}
-# Phrasings folded to one word before the word classes below are matched.
-_ONE_WORD = [
-    (r"pay no (attention|heed|mind)( to)?", "disregard"),
-    (
-        r"(do not|never|stop|no longer|no need to|need not|not) "
-        r"(follow|obey|heed|respect|observe|honou?r)(ing|s)?",
-        "disregard",
-    ),
-    (r"(set|put|push|throw|toss|cast) (aside|away|out)", "discard"),
-    (r"api ?keys?", "apikey"),
-    (r"(private|ssh|secret|signing) keys?", "privatekey"),
-    (r"(access|auth|bearer|session|api|admin) tokens?", "token"),
-    (r"env(ironment)? ?var(iable)?s?|dot env", "envvars"),
-    (r"(session )?cookies?", "cookie"),
-]
-_ONE_WORD_RES = [(re.compile(rf" {pattern} "), f" {word} ") for pattern, word in _ONE_WORD]
-
-
-# Cyrillic and Greek letters drawn like Latin ones (Unicode's confusables for
-# the letters an attacker mixes into English words). Transliteration alone
-# reads Cyrillic "у" as "u"; a reader sees "y".
-_LOOKALIKES = str.maketrans(
-    "аАвВеЕёЁкКмМнНоОрРсСтТуУхХіІїЇјЈѕЅԁһӏԛԝαΑβΒεΕζΖηΗιΙκΚμΜνΝοΟρΡτΤυΥχΧ",
-    "aAbBeEeEkKmMhHoOpPcCtTyYxXiIiIjJsSdhlqwaAbBeEzZnHiIkKmMvNoOpPtTuYxX",
-)
-_LOOKALIKE = re.compile("[\u0370-\u03ff\u0400-\u052f]")
-
-
-@dataclass(frozen=True)
-class Views:
-    plain: str
-    words: str  # " word word ... " (padded, so phrases can be matched with spaces)
-    tokens: tuple[str, ...]
-    joined: str
-
-
-def ascii_fold(text: str) -> str:
-    """NFKC, then ASCII by transliteration, lower case."""
-    return anyascii(unicodedata.normalize("NFKC", text)).lower()
-
-
-def views(text: str) -> Views:
-    readings = [text]
-    # Right-to-left overrides show text backwards: read it the way it is shown too.
-    if _BIDI.search(text):
-        readings.append(text[::-1])
-    # Cyrillic or Greek: read it as a speaker would (transliterated) and as it looks.
-    if _LOOKALIKE.search(text):
-        readings.append(text.translate(_LOOKALIKES))
-    # Written in digits for letters throughout ("4c7 45 r007"): numbers are letters too.
-    if len(_MIXED.findall(ascii_fold(text))) >= 2:
-        readings.append(text.translate(_LEET))
-    plain = _plain("\n".join(readings))
-    tokens = _join_single_letters([_unleet(t) for t in _LEETABLE.findall(plain)])
-    tokens = [w for t in tokens for w in _CONTRACTIONS.get(t, t).split()]
-    words = f" {' '.join(tokens)} "
-    for pattern, replacement in _ONE_WORD_RES:
-        words = pattern.sub(replacement, words)
-        words = pattern.sub(replacement, words)  # overlapping neighbours
-    return Views(plain, words, tuple(words.split()), re.sub(r"[^a-z]+", "", plain))
-
-
-def _plain(text: str) -> str:
-    """ASCII, lower case, with the disguises undone that punctuation survives."""
-    plain = ascii_fold(text)
-    plain = re.sub(r"n['`]t\b", " not", plain)
-    plain = re.sub(r"[ \t]+", " ", plain)
-    # One character at a time: "i g n o r e", "w.w.w...e.v.i.l" (from three on: "e.g." stays)
-    plain = re.sub(r"(?<!\S)(\S )+\S(?!\S)|(?<!\S)(\S\.){2,}\S", _every_other, plain)
-    # digits for letters inside a word: "1gn0r3", "hxxp5" (numbers stay numbers)
-    plain = re.sub(r"[a-z0-9]*[a-z][a-z0-9]*", lambda m: m.group().translate(_LEET), plain)
-    return _rejoin(plain)
-
-
-def _every_other(found: re.Match[str]) -> str:
-    run = found.group()
-    return run[::2] if len(run) >= 5 else run
-
-
-def _rejoin(plain: str) -> str:
-    """Words split in the middle ("ig nore", "in struc tions") joined again, when the
-    joined word is one the rules look for and its parts are not all such words."""
-    parts = re.split(r"([a-z]+)", plain)  # separator, word, separator, word, ..., separator
-    words, separators = parts[1::2], parts[2::2]
-    out = [parts[0]]
-    i = 0
-    while i < len(words):
-        for n in (3, 2, 1):
-            group = words[i : i + n]
-            spaced = all(sep == " " for sep in separators[i : i + n - 1])
-            if n == 1 or (
-                len(group) == n
-                and spaced
-                and "".join(group) in _VOCABULARY
-                and not all(w in _VOCABULARY for w in group)
-            ):
-                out += ["".join(group), separators[i + len(group) - 1]]
-                i += len(group)
-                break
-    return "".join(out)
-
-
-def _unleet(token: str) -> str:
-    """A word written with symbols for letters ("p@$$word"), read as letters."""
-    if token.isalpha() or not any(c.isalpha() for c in token):
-        return token.strip("@$|!")
-    return re.sub(r"[^a-z0-9]", "", token.translate(_LEET))
-
-
-def _join_single_letters(tokens: list[str]) -> list[str]:
-    """Three or more single letters in a row as one word: "i g n o r e" -> "ignore"."""
-    out: list[str] = []
-    run: list[str] = []
-    for token in [*tokens, ""]:
-        if len(token) == 1 and token.isalpha():
-            run.append(token)
-            continue
-        out.extend(["".join(run)] if len(run) >= 3 else run)
-        run = []
-        if token:
-            out.append(token)
-    return out
-
-
-# -- the rules --------------------------------------------------------------------
+from .folding import ONE_WORD, views
 
 
 @dataclass(frozen=True)
@@ -241,14 +82,6 @@ _DISCLOSE = _words(
 _SECRET = _words(
     r"passwords?|passwd|passphrases?|credentials?|secrets?|apikeys?|privatekey|token",
     r"envvars|cookie|contrasena\w*|mot de passe|passwort\w*|parol\w*|senha\w*",
-)
-
-# A dot in a host name, also written to slip past a filter: "[.]", "(dot)", " dot ".
-_DOT = r"\.|\s*\[\s*(\.|dot)\s*\]\s*|\s*\(\s*(\.|dot)\s*\)\s*|\s+dot\s+"
-_TLD = (
-    "com|net|org|io|ai|co|me|ly|gg|to|cc|tk|ru|cn|su|xyz|top|info|biz|app|dev|site|online|link|"
-    "click|shop|store|club|pw|onion|us|uk|de|fr|nl|eu|ca|au|in|br|es|it|pl|ch|se|jp|kr|tv|ws|"
-    "cloud|tech|live|ml|ga|cf|gq|ir|kp"
 )
 
 # What an agent obeys, as the subject of "... no longer apply" and "... are void".
@@ -421,7 +254,7 @@ _VOCABULARY = frozenset(
     for source in (
         *[p for phrases in _PHRASES.values() for p in phrases],
         *[p for patterns in _MARKUP.values() for p in patterns],
-        *[pattern for pattern, _word in _ONE_WORD],
+        *[pattern for pattern, _word in ONE_WORD],
     )
     for word in re.findall(r"[a-z]{4,}", source)
 ) | frozenset(
@@ -500,7 +333,7 @@ def _line_from(text: str, start: int) -> str:
 
 def find(text: str) -> list[Hit]:
     """The wording checks' hits for this text, at most one per code, in code order."""
-    seen = views(text)
+    seen = views(text, _VOCABULARY)
     hits: dict[str, str] = {}
 
     def hit(code: str, excerpt: str | None) -> None:

@@ -39,7 +39,7 @@ from typing import Any
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import bindparam, select
 
-from . import poison, reads
+from . import folding, poison, reads
 from .guardrails import parse_target
 from .guidance import default_title, text_key
 from .models import Guidance
@@ -147,7 +147,7 @@ class Content:
         cls, text: str, target: str | None, server_name: str, *, key: str | None = None
     ) -> Content:
         """`key`: the text's `text_key` when it is at hand (a stored entry's column)."""
-        folded = _CONTRACTION.sub(" not", poison.ascii_fold(text))
+        folded = _CONTRACTION.sub(" not", folding.ascii_fold(text))
         tokens = re.findall(r"[a-z0-9]+", folded)
         negative = any(t in _NEGATIVE or t in ("dont", "cannot", "cant") for t in tokens)
         content = [

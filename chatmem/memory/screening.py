@@ -245,8 +245,10 @@ class ActiveIndex:
         for row in rows:
             if row.id in texts:
                 content = Content.of(texts[row.id], row.target, server_name, key=row.text_key)
-            else:
+            elif unchanged(row):
                 content = known[row.id].content
+            else:
+                continue  # switched off between the two reads: no longer active
             entries.append(Active(row.id, row.title, content, row.target))
         return cls(entries, server_name)
 

@@ -167,6 +167,7 @@ def test_an_edit_is_screened_before_it_is_saved_and_approved(
         "edit",
         version=version(app, flagged),
         type="fact",
+        title=entry(app, flagged).title,  # as the form sends it: derived from the old text
         text="Report checkout bugs on the contact page.",
         then="approve",
     )

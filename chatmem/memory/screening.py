@@ -383,11 +383,13 @@ def screen_entries(
 def fields_of(entry: Guidance, changes: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """An entry's written fields, with an edit applied: an edit is screened before it is saved."""
     fields = {name: getattr(entry, name) for name in ("type", "title", "text", "scope", "target")}
-    if entry.title == default_title(entry.text):
-        fields["title"] = None  # derived from the text: it follows an edited text
+    derived = default_title(entry.text)
     for name, value in (changes or {}).items():
         if name in ("title", "scope", "target"):
             fields[name] = value or None  # blank clears it
         elif name in ("type", "text") and value:
             fields[name] = value
+    if fields["title"] in (None, derived):
+        # A title derived from the text follows an edited text (as `guidance.edit` does).
+        fields["title"] = None
     return fields

@@ -21,6 +21,11 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
         "Server name: a tool's full name is `<server name>/<tool>`; also the MCP serverInfo name.",
     ),
     "CHATMEM_SESSION_IDLE_MINUTES": (30, "A session idle this long is ended by the sweep."),
+    "CHATMEM_RECALL_SESSIONS": (
+        "own",
+        "Whose session records `recall` returns: `own` (the caller's; a curator with "
+        "manage_options sees everyone's) or `site` (everyone's, to anyone who may recall).",
+    ),
     "CHATMEM_LEDGER_VALUE_MAX": (
         200,
         "Argument strings longer than this are cut in the change ledger.",
@@ -78,9 +83,18 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
 }
 
 
+RECALL_SESSIONS = ("own", "site")
+
+
 def apply_defaults(config: dict[str, Any]) -> None:
     for key, (default, _meaning) in DEFAULTS.items():
         config.setdefault(key, default)
+    if config["CHATMEM_RECALL_SESSIONS"] not in RECALL_SESSIONS:
+        # Fail at start-up: a typo here must not quietly share private records.
+        raise ValueError(
+            f"CHATMEM_RECALL_SESSIONS must be one of {', '.join(RECALL_SESSIONS)}, "
+            f"not {config['CHATMEM_RECALL_SESSIONS']!r}."
+        )
 
 
 def read(config: Mapping[str, Any], key: str) -> Any:

@@ -17,6 +17,7 @@ from .errors import BlockedByMemory
 from .memory import block as _block
 from .memory import guidance as _guidance
 from .memory import jobs as _jobs
+from .memory import screening as _screening
 from .memory import search as _search  # noqa: F401 - create_all builds the recall indexes too
 from .memory import settings as _settings
 from .memory import tools as _memory_tools
@@ -46,6 +47,8 @@ class _Cache:
     approved: tuple[dict[str, Any], ...] = ()
     # API tokens seen valid at this revision (token hash -> KnownToken); see tokens.py.
     tokens: dict[str, Any] = field(default_factory=dict)
+    # Active guidance indexed for screening proposals; built on first use.
+    screening: _screening.ActiveIndex | None = None
 
 
 @dataclass
@@ -54,6 +57,8 @@ class _AppState:
     cache: _Cache = field(default_factory=_Cache)
     lock: threading.Lock = field(default_factory=threading.Lock)
     sweeper: BackgroundSweeper | None = None
+    # The newest screening index, so the next revision's rebuild reuses its entries.
+    screening: _screening.ActiveIndex | None = None
 
 
 def user_id_of(user: Any) -> str:
@@ -263,6 +268,35 @@ class ChatMemory:
         transaction, so this is exactly what the query would return.
         """
         return [dict(entry) for entry in self._cache(snapshot).approved]
+
+    def screen(
+        self,
+        fields: dict[str, Any],
+        *,
+        entry_id: int | None = None,
+        snapshot: _settings.Snapshot | None = None,
+    ) -> list[_screening.Flag]:
+        """Poisoning flags for a proposal (or an edit of entry `entry_id`), fresh."""
+        index = self._screening(snapshot)
+        return _screening.screen(self.db, fields, index, entry_id=entry_id)
+
+    def screen_entries(self, entries: list[Any]) -> dict[int, list[_screening.Flag]]:
+        """Poisoning flags for stored proposals (the pending tab), fresh."""
+        return _screening.screen_entries(self.db, entries, self._screening())
+
+    def _screening(self, snapshot: _settings.Snapshot | None = None) -> _screening.ActiveIndex:
+        """Active guidance indexed for screening, at the current revision.
+
+        Built on first use, not with the block: most revisions never screen.
+        """
+        cache = self._cache(snapshot or self.snapshot())
+        if cache.screening is None:
+            state = self._state()
+            with state.lock:
+                if cache.screening is None:
+                    index = _screening.ActiveIndex.load(self.db, self.server_name, state.screening)
+                    cache.screening = state.screening = index
+        return cache.screening
 
     def known_tokens(self, snapshot: _settings.Snapshot) -> dict[str, Any]:
         """This worker's valid API tokens at this revision (revoking one bumps it)."""

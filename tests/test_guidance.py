@@ -54,7 +54,7 @@ def test_identical_proposals_are_one_entry(memory: Any, db: Any, admin: Any, edi
     third = memory.call_tool(
         "remember", {"type": "fact", "text": "CHECKOUT is page 42"}, user=editor
     )
-    assert third == {"id": first["id"], "status": "publish"}
+    assert third == {"id": first["id"], "status": "publish", "flags": []}
     guidance.trash(db, first["id"], actor_id="1")
     fourth = memory.call_tool(
         "remember", {"type": "fact", "text": "checkout is page 42"}, user=editor

@@ -107,7 +107,7 @@ def test_a_real_mcp_client_uses_memory_and_host_tools(
     assert tools["recall"].annotations.read_only_hint is True
     assert tools["recall"].annotations.open_world_hint is False
     assert tools["remember"].annotations.read_only_hint is False
-    assert tools["remember"].output_schema["required"] == ["id", "status"]
+    assert tools["remember"].output_schema["required"] == ["id", "status", "flags"]
     assert tools["update-post"].input_schema["required"] == ["post_id", "title"]
 
     assert seen["remember"][0] is False

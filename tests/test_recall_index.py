@@ -52,6 +52,11 @@ WORDS = [
 ]
 
 
+# Whose sessions: recall shows a caller its own (None: everyone's, as a curator sees them).
+AUTHORS = [("1", "admin"), ("2", "editor"), ("4", "author")]
+READERS = [None, "1", "2", "4", "99"]
+
+
 def _sentence(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12)))
 
@@ -123,11 +128,12 @@ def _seed(db: Any, rng: random.Random) -> list[str]:
         summary = _sentence(rng) if rng.random() < 0.8 else None
         digest = _sentence(rng) if rng.random() < 0.9 else None
         texts += [summary or "", digest or ""]
+        user_id, user_name = rng.choice(AUTHORS)
         db.session.add(
             Session(
                 id=f"s{i:04d}",
-                user_id="1",
-                user_name="admin",
+                user_id=user_id,
+                user_name=user_name,
                 channel="python",
                 started_at=now,
                 last_seen_at=now,
@@ -144,9 +150,13 @@ def _assert_same(db: Any, topics: list[str]) -> int:
     """Every topic gives the scan's answer; returns how many found something."""
     found = 0
     for topic in topics:
-        indexed = recall_queries.recall(db, topic=topic, limit=100)
-        scanned = recall_queries.recall(db, topic=topic, limit=100, scan=True)
-        assert indexed == scanned, f"topic {topic!r}"
+        for reader in READERS:
+            indexed = recall_queries.recall(db, topic=topic, limit=100, user_id=reader)
+            scanned = recall_queries.recall(db, topic=topic, limit=100, scan=True, user_id=reader)
+            assert indexed == scanned, f"topic {topic!r}, reader {reader}"
+            if reader is not None:
+                names = {name for uid, name in AUTHORS if uid == reader}
+                assert {s["user"] for s in scanned["sessions"]} <= names
         found += bool(scanned["guidance"] or scanned["sessions"])
     return found
 
@@ -161,9 +171,11 @@ def test_indexed_recall_equals_the_scan(
     # The first pass (newest records only) answers alone when it finds enough.
     monkeypatch.setattr(recall_queries, "RECENT", 20)
     for topic in topics:
-        for limit in (1, 3, 10):
-            indexed = recall_queries.session_records(db, topic=topic, limit=limit)
-            scanned = recall_queries.session_records(db, topic=topic, limit=limit, scan=True)
+        for limit, reader in ((1, None), (3, "2"), (10, None), (10, "4")):
+            indexed = recall_queries.session_records(db, topic=topic, limit=limit, user_id=reader)
+            scanned = recall_queries.session_records(
+                db, topic=topic, limit=limit, scan=True, user_id=reader
+            )
             assert [s.id for s in indexed] == [s.id for s in scanned], topic
 
     # The triggers keep the index in step with updates and deletes.
@@ -181,11 +193,15 @@ def test_indexed_recall_equals_the_scan(
     assert recall_queries.recall(db, topic="rewritten: CACHE")["sessions"]
 
 
-def test_the_recall_tool_uses_the_index(memory: Any, db: Any, editor: Any) -> None:
+def test_the_recall_tool_uses_the_index(memory: Any, db: Any, editor: Any, admin: Any) -> None:
     rng = random.Random(7)
     _seed(db, rng)
     result = memory.call_tool("recall", {"topic": "École", "limit": 100}, user=editor)
-    assert result == recall_queries.recall(db, topic="École", limit=100, scan=True)
+    assert result == recall_queries.recall(db, topic="École", limit=100, scan=True, user_id="2")
+    everyone = memory.call_tool("recall", {"topic": "École", "limit": 100}, user=admin)
+    assert everyone == recall_queries.recall(db, topic="École", limit=100, scan=True)
+    assert {s["user"] for s in result["sessions"]} == {"editor"}
+    assert {s["user"] for s in everyone["sessions"]} > {"editor"}
     plan = _plan(db, "checkout")
     if db.engine.dialect.name == "sqlite":
         assert "chatmem_session_fts VIRTUAL TABLE INDEX" in plan
@@ -193,23 +209,28 @@ def test_the_recall_tool_uses_the_index(memory: Any, db: Any, editor: Any) -> No
         assert "ix_chatmem_session_summary_trgm" in plan
     # Under three characters there is no trigram: the scan answers alone.
     assert "fts" not in _plan(db, "ch")
+    # One user's newest records come straight from (user_id, recorded_at).
+    assert "ix_chatmem_session_user_recorded" in _explain(
+        db, recall_queries._OWN_NEWEST_RECORDS.params(user_id="2", limit=10)
+    )
 
 
 def _plan(db: Any, topic: str) -> str:
-    statement = (
-        select(Session.id)
-        .where(
-            recall_queries.topic_filter(
-                db,
-                "chatmem_session",
-                literal_column("chatmem_session.rowid"),
-                (Session.summary, Session.digest),
-                topic,
-                scan=False,
-            )
+    statement = select(Session.id).where(
+        recall_queries.topic_filter(
+            db,
+            "chatmem_session",
+            literal_column("chatmem_session.rowid"),
+            (Session.summary, Session.digest),
+            topic,
+            scan=False,
         )
-        .compile(db.engine, compile_kwargs={"literal_binds": True})
     )
+    return _explain(db, statement)
+
+
+def _explain(db: Any, query: Any) -> str:
+    statement = query.compile(db.engine, compile_kwargs={"literal_binds": True})
     if db.engine.dialect.name == "sqlite":
         rows = db.session.execute(text(f"EXPLAIN QUERY PLAN {statement}")).all()
         return "\n".join(str(row[-1]) for row in rows)

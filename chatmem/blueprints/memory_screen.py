@@ -18,8 +18,9 @@ from werkzeug.wrappers import Response
 
 from ..errors import ChatmemError, Conflict, InvalidParams, NotFound
 from ..extension import user_id_of
-from ..memory import guidance, ledger, listing
+from ..memory import guidance, ledger, listing, screening
 from ..memory.models import Guidance, Session
+from ..memory.screening import Flag
 from ..memory.settings import SETTINGS
 from .screen_access import (
     admin_only,
@@ -56,18 +57,23 @@ def index() -> ResponseReturnValue:
     if tab not in listing.TABS:
         tab = "pending"
     counts = listing.counts(db)
+    flags: dict[int, list[Flag]] = {}
     if tab == "history":
         page = listing.sessions_page(db, request.args.get("page"), counts["history"])
         sources: dict[str, Session] = {}
     else:
         page = listing.guidance_page(db, tab, request.args.get("page"), counts[tab])
         sources = listing.sessions_by_id(db, (e.session_id for e in page.items))
+    if tab == "pending":
+        # Fresh, not stored: the active guidance may have changed since the proposal.
+        flags = memory().screen_entries(page.items)
     return render_template(
         "chatmem/memory.html",
         tab=tab,
         counts=counts,
         page=page,
         sources=sources,
+        flags=flags,
         snapshot=memory().snapshot(),
         block=memory().block(),
         **helpers(),
@@ -179,17 +185,28 @@ def _apply(
     entry_id: int, action: str, fields: dict[str, Any], version: int | None
 ) -> tuple[Guidance, str]:
     db, actor = memory().db, _actor_id()
+    anyway = _bool_field(fields.get("anyway"))
     if action == "edit":
         current = guidance.get(db, entry_id)
         changes = {k: fields[k] for k in guidance.EDITABLE if k in fields}
         then_approve = fields.get("then") == "approve"
         if then_approve and current.status != "pending":
             raise Conflict(f"Guidance #{entry_id} is no longer pending; reload the page.")
+        # The edited text is what goes live: screen it before anything is saved.
+        despite = _screened(current, changes, version, anyway=anyway) if then_approve else []
         entry = guidance.edit(db, entry_id, changes, actor_id=actor, expected_version=version)
         if not then_approve:
             return entry, f"Saved “{entry.title}”."
-        entry = guidance.approve(db, entry_id, actor_id=actor, expected_version=entry.version)
+        entry = guidance.approve(
+            db, entry_id, actor_id=actor, expected_version=entry.version, despite=despite
+        )
         return entry, f"Saved and approved “{entry.title}”: active now."
+    if action == "approve":
+        despite = _screened(guidance.get(db, entry_id), {}, version, anyway=anyway)
+        entry = guidance.approve(
+            db, entry_id, actor_id=actor, expected_version=version, despite=despite
+        )
+        return entry, f"Approved “{entry.title}”: active now."
     if action in ("enable", "disable"):
         entry = guidance.set_enabled(
             db, entry_id, action == "enable", actor_id=actor, expected_version=version
@@ -197,13 +214,33 @@ def _apply(
         state = "on: injected and enforced" if entry.enabled else "off: kept, not injected"
         return entry, f"“{entry.title}” is {state}."
     step = {
-        "approve": (guidance.approve, "Approved “{}”: active now."),
         "reject": (guidance.reject, "Rejected “{}”."),
         "trash": (guidance.trash, "Moved “{}” to the trash."),
         "restore": (guidance.restore, "Restored “{}”."),
     }[action]
     entry = step[0](db, entry_id, actor_id=actor, expected_version=version)
     return entry, step[1].format(entry.title)
+
+
+def _screened(
+    entry: Guidance, changes: dict[str, Any], version: int | None, *, anyway: bool
+) -> list[str]:
+    """The flags an approval goes ahead despite; a flagged one needs `anyway`.
+
+    Computed now, on the text that would go live (an edit included), so a
+    flag that appeared since the page was drawn still stops the approval.
+    """
+    if version is not None and entry.version != version:
+        return []  # stale: the domain refuses it with its own message
+    flags = memory().screen(screening.fields_of(entry, changes), entry_id=entry.id)
+    if flags and not anyway:
+        reasons = " ".join(flag.reason for flag in flags)
+        raise Conflict(
+            f"“{entry.title}” is flagged, so it was not approved: {reasons} Read the flags; "
+            "if it should still be active, use Approve anyway.",
+            details={"id": entry.id, "flags": [flag.to_dict() for flag in flags]},
+        )
+    return [flag.code for flag in flags]
 
 
 def _done(entry: Guidance, message: str, tab: str, status: int = 200) -> ResponseReturnValue:
@@ -269,6 +306,13 @@ def _bulk_ids(raw: list[str]) -> list[int]:
     if not all(r.strip().isdigit() for r in raw):
         raise InvalidParams("id must be a whole number.", details={"field": "id"})
     return list(dict.fromkeys(int(r) for r in raw))
+
+
+def _bool_field(raw: Any) -> bool:
+    """A checkbox-like field: "1", "true", "on", "yes" or JSON true."""
+    if isinstance(raw, bool):
+        return raw
+    return str(raw or "").strip().lower() in ("1", "true", "on", "yes")
 
 
 def _bool(raw: Any) -> bool:

@@ -11,7 +11,7 @@ earlier can pass `expected_version` so a stale page is refused too.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
@@ -52,12 +52,15 @@ def propose(
     *,
     session_id: str | None,
     actor_id: str | None,
+    flags: Sequence[str] = (),
 ) -> tuple[Guidance, bool]:
     """An agent's proposal; returns (entry, created).
 
     Text identical after folding to a pending or published entry returns that
     entry instead of a second one, so retries and repeated takeaways are
-    harmless. The caller commits.
+    harmless. `flags` are the screening codes (see `screening`): a flagged
+    proposal waits for a person even when Require approval is off, and its
+    audit event keeps them. The caller commits.
     """
     key = text_key(fields["text"])
     existing = db.session.scalars(
@@ -68,7 +71,7 @@ def propose(
     ).first()
     if existing is not None:
         return existing, False
-    publish_now = not settings.read(db).require_approval
+    publish_now = not settings.read(db).require_approval and not flags
     entry = _new_entry(fields, status="publish" if publish_now else "pending", origin="agent")
     entry.session_id = session_id
     entry.created_by = actor_id
@@ -77,7 +80,10 @@ def propose(
         settings.bump_revision(db)
     db.session.add(entry)
     db.session.flush()
-    _event(db, entry, "propose", actor_id, {"status": entry.status})
+    detail: dict[str, Any] = {"status": entry.status}
+    if flags:
+        detail["flags"] = list(flags)
+    _event(db, entry, "propose", actor_id, detail)
     return entry, True
 
 
@@ -95,15 +101,22 @@ def admin_add(db: SQLAlchemy, fields: Mapping[str, Any], *, actor_id: str) -> Gu
 
 
 def approve(
-    db: SQLAlchemy, entry_id: int, *, actor_id: str, expected_version: int | None = None
+    db: SQLAlchemy,
+    entry_id: int,
+    *,
+    actor_id: str,
+    expected_version: int | None = None,
+    despite: Sequence[str] = (),
 ) -> Guidance:
+    """`despite`: the screening flags the approver saw and approved anyway (audited)."""
     entry = _load(db, entry_id, expected_version)
     _require_status(entry, "pending", "approve")
     entry.status = "publish"
     entry.enabled = True
     entry.approved_by = actor_id
     entry.approved_at = utcnow()
-    return _commit_change(db, entry, "approve", actor_id, None)
+    detail = {"anyway": True, "flags": list(despite)} if despite else None
+    return _commit_change(db, entry, "approve", actor_id, detail)
 
 
 def reject(

@@ -120,6 +120,8 @@ class Session(Base):
     __table_args__ = (
         Index("ix_chatmem_session_key", "user_id", "channel", "external_key"),
         Index("ix_chatmem_session_recorded", "recorded_at"),
+        # recall's own-records query: one user's newest records, in index order.
+        Index("ix_chatmem_session_user_recorded", "user_id", "recorded_at"),
         Index("ix_chatmem_session_open", "ended_at", "last_seen_at"),
     )
 
@@ -266,6 +268,17 @@ def guidance_record(entry: Any) -> dict[str, Any]:
     }
 
 
+def summary_by(session: Any) -> str | None:
+    """Who wrote a session's summary: the agent, the provider ("auto"), or nobody.
+
+    Agent-written text was never reviewed by a person, so recall labels it.
+    ("admin" is reserved for a summary a person writes; nothing writes one yet.)
+    """
+    if session.summary is None:
+        return None
+    return "auto" if session.summary_auto else "agent"
+
+
 def session_record(session: Any) -> dict[str, Any]:
     """One session record (a Session or a row of SESSION_RECORD_COLUMNS) as recall shows it."""
     return {
@@ -275,6 +288,7 @@ def session_record(session: Any) -> dict[str, Any]:
         "source": session.channel,
         "summary": session.summary,
         "auto": session.summary_auto,
+        "summary_by": summary_by(session),
         "digest": session.digest or "",
         "changes": session.change_count,
     }

@@ -83,6 +83,12 @@ _ACTIVE_GUIDANCE = select(*GUIDANCE_RECORD_COLUMNS).where(
 _RECORDS = select(*SESSION_RECORD_COLUMNS).where(Session.recorded_at.is_not(None))
 _NEWEST = (Session.recorded_at.desc(), Session.id)
 _NEWEST_RECORDS = _RECORDS.order_by(*_NEWEST).limit(bindparam("limit", type_=Integer))
+# One user's records: `ix_chatmem_session_user_recorded (user_id, recorded_at)`
+# hands them over newest first, so the LIMIT stops the walk on both engines.
+_OWN = Session.user_id == bindparam("user_id")
+_OWN_NEWEST_RECORDS = (
+    _RECORDS.where(_OWN).order_by(*_NEWEST).limit(bindparam("limit", type_=Integer))
+)
 
 
 def guidance(
@@ -105,9 +111,17 @@ RECENT = 1000
 
 
 def session_records(
-    db: SQLAlchemy, *, topic: str | None = None, limit: int = 10, scan: bool = False
+    db: SQLAlchemy,
+    *,
+    topic: str | None = None,
+    limit: int = 10,
+    scan: bool = False,
+    user_id: str | None = None,
 ) -> list[Row[Any]]:
     """The newest records (rows of SESSION_RECORD_COLUMNS) matching `topic`.
+
+    `user_id` keeps one user's records only (None: everyone's). It is part
+    of every pass, the scan included, so the reference path answers the same.
 
     Two passes when there is a topic.
 
@@ -117,20 +131,24 @@ def session_records(
     are exactly the newest matches overall. Only otherwise does the second,
     indexed pass run over the whole history.
     """
+    own = user_id is not None
     if not topic:
+        if own:
+            return reads.rows(db, _OWN_NEWEST_RECORDS, {"limit": limit, "user_id": user_id})
         return reads.rows(db, _NEWEST_RECORDS, {"limit": limit})
-    query = _RECORDS
+    records = _RECORDS.where(Session.user_id == user_id) if own else _RECORDS
+    query = records
     columns = (Session.summary, Session.digest)
     predicate = topic_filter(db, "chatmem_session", None, columns, topic, scan=True)
     if not scan:
         # A derived table, not `id IN (...)`: both engines stream it in order
         # and stop at `limit` matches.
-        recent = _RECORDS.order_by(*_NEWEST).limit(RECENT).subquery("recent")
-        own = topic_filter(db, "", None, (recent.c.summary, recent.c.digest), topic, scan=True)
+        recent = records.order_by(*_NEWEST).limit(RECENT).subquery("recent")
+        among = topic_filter(db, "", None, (recent.c.summary, recent.c.digest), topic, scan=True)
         found = list(
             db.session.execute(
                 select(recent)
-                .where(own)
+                .where(among)
                 .order_by(recent.c.recorded_at.desc(), recent.c.id)
                 .limit(limit)
             )
@@ -157,8 +175,12 @@ def recall(
     limit: int = 10,
     scan: bool = False,
     approved: list[dict[str, Any]] | None = None,
+    user_id: str | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """`scan=True` skips the indexes: the reference the indexed path must equal.
+
+    `user_id` limits the session records to that user's (guidance is the
+    site's, approved by a person, and the same for everyone).
 
     `approved`, when given, is all active guidance already shaped and in
     priority order (the caller's per-revision cache); without a topic it
@@ -171,6 +193,7 @@ def recall(
     return {
         "guidance": found,
         "sessions": [
-            session_record(s) for s in session_records(db, topic=topic, limit=limit, scan=scan)
+            session_record(s)
+            for s in session_records(db, topic=topic, limit=limit, scan=scan, user_id=user_id)
         ],
     }

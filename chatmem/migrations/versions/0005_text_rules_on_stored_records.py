@@ -1,7 +1,7 @@
 """the text rules on records stored before them
 
 Revision ID: 0005
-Revises: 0002
+Revises: 0004
 Create Date: 2026-11-30 23:55:00
 
 Data only, no schema change. What chatmem now writes through its text rules
@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0005"
-down_revision: str | None = "0002"
+down_revision: str | None = "0004"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -55,6 +55,12 @@ def memory_user(user_id: str) -> User | None:
     return load_user(user_id)
 
 
+@memory.user_by_name
+def user_named(username: str) -> User | None:
+    """How `flask chatmem token create <username>` (and `token list`) find our users."""
+    return db.session.scalar(select(User).where(User.username == username))
+
+
 @memory.capability_checker
 def can(user: Any, capability: str) -> bool:
     return capability in getattr(user, "capabilities", ())

@@ -114,6 +114,12 @@ def index() -> Any:
     return redirect(url_for("demo.chat_page"))
 
 
+@bp.get("/favicon.ico")
+def favicon() -> Any:
+    """Browsers ask for /favicon.ico on every page (the Memory screen's too): no 404s."""
+    return current_app.send_static_file("favicon.svg")
+
+
 @bp.route("/login", methods=["GET", "POST"])
 def login() -> Any:
     error = None

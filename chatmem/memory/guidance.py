@@ -29,6 +29,9 @@ TITLE_MAX = 200
 TEXT_MAX = 1000
 SCOPE_MAX = 64
 TARGET_MAX = 200
+# Actor ids of changes made from a shell (`flask chatmem guidance ...`): `cli:<login>`,
+# never a host user id, so no user loader is asked about them.
+CLI_ACTOR_PREFIX = "cli:"
 
 
 def fold(text: str) -> str:

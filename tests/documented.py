@@ -95,6 +95,10 @@ def parse_directives(body: str) -> dict[str, str]:
     return directives
 
 
+def _source(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "top"
 
@@ -103,7 +107,7 @@ def _slug(text: str) -> str:
 
 
 def markdown_blocks(path: Path) -> list[Block]:
-    source = str(path.relative_to(ROOT))
+    source = _source(path)
     tokens = MarkdownIt("commonmark").parse(path.read_text())
     blocks: list[Block] = []
     section = "top"
@@ -140,7 +144,7 @@ def markdown_files() -> list[Path]:
 
 def example_blocks(path: Path) -> list[Block]:
     """The literal blocks of the module docstring; none is an unclassified block."""
-    source = str(path.relative_to(ROOT))
+    source = _source(path)
     text = path.read_text()
     docstring = ast.get_docstring(ast.parse(text), clean=True) or ""
     start = text.index(docstring.splitlines()[0]) if docstring else 0

@@ -89,6 +89,24 @@ def _chain(block: Block) -> list[Block]:
     return [*(_chain(block.previous) if block.previous else []), block]
 
 
+def _twins(blocks: list[Block]) -> dict[str, Block]:
+    """Blocks that say exactly what an earlier block says (a page repeating the README)."""
+    first: dict[tuple[str, ...], Block] = {}
+    twins = {}
+    for block in blocks:
+        if not block.is_shell or block.directives or block.previous:
+            continue
+        key = tuple(block.commands())
+        if key in first:
+            twins[block.id] = first[key]
+        else:
+            first[key] = block
+    return twins
+
+
+TWINS = _twins(BLOCKS)
+
+
 def _param(block: Block) -> Any:
     context = context_of(block) if block.is_shell else "unclassified"
     marks = []
@@ -113,6 +131,9 @@ def test_documented_block(block: Block, request: pytest.FixtureRequest, tmp_path
     context = context_of(block)
     if context == "not in the suite":
         return _not_in_the_suite(block)
+    if block.id in TWINS:  # the same commands, word for word, already run under that id
+        assert TWINS[block.id].commands() == block.commands()
+        return
     with Runner.open(context, request, tmp_path) as runner:
         runner.run_block(block)
 

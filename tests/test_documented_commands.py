@@ -11,7 +11,9 @@ cannot classify fails: nothing documented is skipped silently.
 Where a block runs (`context_of`):
 
 - **fresh**: it installs (`python3 -m venv`, `pip install`): a copy of the
-  checkout's files with no virtualenv, as on a fresh machine (slow);
+  checkout's files with no virtualenv, as on a fresh machine (slow). The
+  install blocks share that copy in document order: a later one goes on in
+  the virtualenv the Quickstart made;
 - **checkout**: it names the checkout's files (`examples/`, `tests.`): a copy
   of the checkout, its `.venv` the test suite's own;
 - **app**: everything else, commands for the demo or for `yourapp.py` (the
@@ -192,6 +194,9 @@ class Runner:
             yield cls(context, Shell(folder, env, scratch), fake, request, database_url)
 
     def run_block(self, block: Block) -> None:
+        venv = self.shell.cwd / ".venv"
+        if self.context == "fresh" and not venv.exists() and "-m venv" not in block.text:
+            pytest.fail(f"{block.id} installs into the Quickstart's virtualenv: run it too")
         if block.previous is not None:
             self.run_block(block.previous)
         for name in block.directives.get("assumes", "").replace(",", " ").split():

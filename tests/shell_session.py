@@ -87,35 +87,35 @@ class Shell:
     @contextlib.contextmanager
     def serving(self, command: str, url: str, timeout: float = 60) -> Iterator[Server]:
         """Start a command that serves for ever, wait until `url` answers, stop it after."""
-        with ports_lock():
-            host, port = _address(url)
-            if _answers(host, port):
-                raise AssertionError(
-                    f"{host}:{port} is already in use by another program; "
-                    f"the documented command `{command}` needs it"
-                )
-            self._count += 1
-            log = self.scratch / f"server-{self._count}.log"
-            with log.open("wb") as out:
-                process = subprocess.Popen(
-                    ["bash", "-c", command],
-                    cwd=self.cwd,
-                    env=self.env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,  # its own process group: stop takes it all
-                )
-            server = Server(command, url, process, log)
-            try:
-                _wait_until_it_answers(server, host, port, timeout)
-                yield server
-            finally:
-                _stop(process)
+        host, port = _address(url)
+        if _answers(host, port):
+            raise AssertionError(
+                f"{host}:{port} is already in use by another program; "
+                f"the documented command `{command}` needs it"
+            )
+        self._count += 1
+        log = self.scratch / f"server-{self._count}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                ["bash", "-c", command],
+                cwd=self.cwd,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group: stop takes it all
+            )
+        server = Server(command, url, process, log)
+        try:
+            _wait_until_it_answers(server, host, port, timeout)
+            yield server
+        finally:
+            _stop(process)
 
 
 @contextlib.contextmanager
 def ports_lock() -> Iterator[None]:
+    """Documented servers listen on fixed ports: hold this while any may run."""
     with _PORTS_LOCK.open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:

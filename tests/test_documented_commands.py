@@ -39,7 +39,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,7 @@ from tests.fake_llm import (
     openai_text,
 )
 from tests.servers import serving
-from tests.shell_session import Ran, Server, Shell
+from tests.shell_session import Ran, Server, Shell, ports_lock
 
 BLOCKS = [b for b in all_blocks() if b.lang not in NOT_COMMANDS]
 README_PLUG_IN = next(
@@ -114,8 +114,8 @@ def _param(block: Block) -> Any:
     marks = []
     if context != "app":
         marks.append(pytest.mark.db_free)
-    if context == "fresh":
-        marks.append(pytest.mark.slow)
+    if context in ("app", "checkout", "fresh") and block.id not in TWINS:
+        marks.append(pytest.mark.slow)  # it spawns processes, often servers
     return pytest.param(block, id=block.id, marks=marks)
 
 
@@ -136,7 +136,9 @@ def test_documented_block(block: Block, request: pytest.FixtureRequest, tmp_path
     if block.id in TWINS:  # the same commands, word for word, already run under that id
         assert TWINS[block.id].commands() == block.commands()
         return
-    with Runner.open(context, request, tmp_path) as runner:
+    # Documented servers and the fake LLM listen on the ports the text names (5000,
+    # 8000, 8080), so one such test runs at a time on this machine.
+    with ports_lock(), Runner.open(context, request, tmp_path) as runner:
         runner.run_block(block)
 
 
@@ -158,7 +160,6 @@ class Runner:
     fake: FakeLLM
     request: pytest.FixtureRequest
     database_url: str | None = None
-    stack: ExitStack = field(default_factory=ExitStack)
 
     @classmethod
     @contextmanager
@@ -200,6 +201,7 @@ class Runner:
         if block.previous is not None:
             self.run_block(block.previous)
         for name in block.directives.get("assumes", "").replace(",", " ").split():
+            assert name in ASSUMED, f"{block.id} assumes {name}: give it a value in ASSUMED"
             self.shell.env[name] = ASSUMED[name]
         with ExitStack() as stack:
             if "running" in block.directives:
@@ -409,7 +411,6 @@ def check_export(runner: Runner, command: str, ran: Ran) -> None:
 def check_token_create(runner: Runner, command: str, ran: Ran) -> None:
     token = ran.stdout.strip().splitlines()[-1]
     user = re.search(r"token create (\w+)", command)[1]  # type: ignore[index]
-    assert f"for {user}. Copy it now" in ran.stderr
     check_token_works(runner, command, token, user)
 
 
@@ -481,14 +482,13 @@ def _load_yourapp(path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def check_token_list(runner: Runner, command: str, ran: Ran) -> None:
+    """One line per token (never the token itself), all of them the named user's."""
     named = re.search(r"token list (\w+)", command)
-    user = named[1] if named else None
+    owner = re.escape(named[1]) if named else r"\S+"
     lines = ran.stdout.splitlines()
-    assert lines, ran.explain()
+    assert lines and lines != ["No tokens."], ran.explain()
     for line in lines:
-        owner = re.escape(user) if user else r"\S+"
-        assert re.match(rf"#\d+  {owner}  \S+  cm_\S+…  created ", line), line
-        assert "active" in line or "revoked" in line
+        assert re.match(rf"#\d+  {owner}  .*cm_\S+…", line), line
 
 
 def check_db_upgrade(runner: Runner, command: str, ran: Ran) -> None:
@@ -503,12 +503,16 @@ def check_db_current(runner: Runner, command: str, ran: Ran) -> None:
 
 
 def check_db_downgrade(runner: Runner, command: str, ran: Ran) -> None:
+    """One step back by default, else to the revision named (`base`: no tables)."""
     from alembic.script import ScriptDirectory
 
-    scripts = ScriptDirectory(migrate.SCRIPT_LOCATION)
-    target = flag(command.replace("downgrade", "downgrade --to"), "--to") or "-1"
-    before = scripts.get_revision(migrate.head()).down_revision if target == "-1" else None
-    expected = "base" if target == "base" or before is None else str(before)
+    words = words_of(command)
+    named = words[words.index("downgrade") + 1 :]
+    if named:
+        expected = named[0]
+    else:
+        previous = ScriptDirectory(migrate.SCRIPT_LOCATION).get_revision(migrate.head())
+        expected = str(previous.down_revision or "base")
     assert ran.stdout.strip() == f"chatmem database is at {expected}.", ran.explain()
     if runner.database_url and expected != "base":
         assert runner.sql("SELECT version_num FROM chatmem_alembic_version") == [(expected,)]

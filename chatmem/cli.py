@@ -10,10 +10,12 @@ from flask import current_app
 from flask.cli import AppGroup
 
 from . import tokens
+from .cli_guidance import guidance_cli
 from .errors import NotFound
 from .memory.models import utcnow
 
 chatmem_cli = AppGroup("chatmem", help="chatmem project memory.")
+chatmem_cli.add_command(guidance_cli)
 
 
 def _memory():  # type: ignore[no-untyped-def]

@@ -1,85 +1,217 @@
-"""Every CHATMEM_* setting with its default and one line of meaning.
+"""Every CHATMEM_* setting: its default, how it is read from text, and what it means.
 
-`init_app` applies these with `setdefault`, so the host's own values win.
-The README's configuration table is checked against this dict by a test.
+`init_app` applies the defaults with `setdefault`, so the host's own values
+win. `from_environ` reads the same keys from environment variables, typed and
+checked, for hosts (and the demo) that configure themselves that way. The
+README's configuration table is checked against `SETTINGS` by a test.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .providers import DEFAULTS as PROVIDER_DEFAULTS
 
-DEFAULTS: dict[str, tuple[Any, str]] = {
-    "CHATMEM_URL_PREFIX": (
+#: Turns an environment value into the setting's value; a ValueError's
+#: message says what the setting expects ("a whole number of at least 1").
+Parser = Callable[[str], Any]
+
+
+class ConfigError(ValueError):
+    """One or more settings have values chatmem cannot use; `errors` maps key -> reason."""
+
+    def __init__(self, errors: Mapping[str, str]) -> None:
+        self.errors = dict(errors)
+        super().__init__("; ".join(self.errors.values()))
+
+
+# -- parsers: text in, typed value out ------------------------------------------
+
+
+def text(value: str) -> str:
+    return value
+
+
+def optional_text(value: str) -> str | None:
+    """Empty means unset (the setting's documented fallback)."""
+    return value.strip() or None
+
+
+def boolean(value: str) -> bool:
+    folded = value.strip().lower()
+    if folded in ("1", "true", "yes", "on"):
+        return True
+    if folded in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("true or false (also 1/0, yes/no, on/off)")
+
+
+def integer(minimum: int = 0) -> Parser:
+    def parse(value: str) -> int:
+        try:
+            number = int(value.strip())
+        except ValueError:
+            number = minimum - 1
+        if number < minimum:
+            raise ValueError(f"a whole number of at least {minimum}")
+        return number
+
+    return parse
+
+
+def positive_number(value: str) -> float:
+    try:
+        number = float(value.strip())
+    except ValueError:
+        number = 0.0
+    if not number > 0 or number == float("inf"):
+        raise ValueError("a number of seconds above 0")
+    return number
+
+
+def choice(*options: str) -> Parser:
+    def parse(value: str) -> str:
+        folded = value.strip().lower()
+        if folded not in options:
+            raise ValueError("one of " + ", ".join(options))
+        return folded
+
+    return parse
+
+
+def word_list(value: str) -> tuple[str, ...]:
+    """Comma-separated, blanks dropped: `a.example, b.example`."""
+    return tuple(word.strip() for word in value.split(",") if word.strip())
+
+
+def optional_word_list(value: str) -> tuple[str, ...] | None:
+    """Like `word_list`, but empty means unset (None: the documented fallback)."""
+    return word_list(value) or None
+
+
+def url_path(value: str) -> str:
+    if not value.startswith("/") or value.startswith("//"):
+        raise ValueError("a path that starts with a single / (such as /chatmem)")
+    return value
+
+
+_INFERRED: dict[type, Parser] = {bool: boolean, int: integer(0), float: positive_number, str: text}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One configuration key. `parse` defaults to the default's own type, as click does."""
+
+    default: Any
+    meaning: str
+    parse: Parser | None = None
+
+    def __post_init__(self) -> None:
+        if self.parse is None:
+            inferred = _INFERRED.get(type(self.default))
+            if inferred is None:
+                raise TypeError(f"say how to parse a setting whose default is {self.default!r}")
+            object.__setattr__(self, "parse", inferred)
+
+    def from_text(self, value: str) -> Any:
+        assert self.parse is not None  # set in __post_init__
+        return self.parse(value)
+
+
+_PROVIDER_PARSERS: dict[str, Parser] = {
+    "CHATMEM_PROVIDER": choice("openai", "anthropic", "none"),
+    "CHATMEM_MODEL": optional_text,
+    "CHATMEM_OPENAI_API": choice("responses", "chat"),
+    "CHATMEM_PROVIDER_TIMEOUT": positive_number,
+    "CHATMEM_PROVIDER_MAX_RETRIES": integer(0),
+}
+
+SETTINGS: dict[str, Setting] = {
+    "CHATMEM_URL_PREFIX": Setting(
         "/chatmem",
         "URL prefix of the Memory screen, the MCP endpoint and the REST routes.",
+        url_path,
     ),
-    "CHATMEM_SERVER_NAME": (
+    "CHATMEM_SERVER_NAME": Setting(
         "chatmem",
         "Server name: a tool's full name is `<server name>/<tool>`; also the MCP serverInfo name.",
     ),
-    "CHATMEM_SESSION_IDLE_MINUTES": (30, "A session idle this long is ended by the sweep."),
-    "CHATMEM_RECALL_SESSIONS": (
+    "CHATMEM_SESSION_IDLE_MINUTES": Setting(
+        30, "A session idle this long is ended by the sweep.", integer(1)
+    ),
+    "CHATMEM_RECALL_SESSIONS": Setting(
         "own",
         "Whose session records `recall` returns: `own` (the caller's; a curator with "
         "manage_options sees everyone's) or `site` (everyone's, to anyone who may recall).",
+        choice("own", "site"),
     ),
-    "CHATMEM_LEDGER_VALUE_MAX": (
-        200,
-        "Argument strings longer than this are cut in the change ledger.",
+    "CHATMEM_LEDGER_VALUE_MAX": Setting(
+        200, "Argument strings longer than this are cut in the change ledger.", integer(1)
     ),
-    "CHATMEM_LICENSE_ACTIVE": (
-        True,
-        "The licence state used when the host registers no `license_checker`.",
+    "CHATMEM_LICENSE_ACTIVE": Setting(
+        True, "The licence state used when the host registers no `license_checker`."
     ),
-    **PROVIDER_DEFAULTS,
-    "CHATMEM_MCP_ALLOWED_HOSTS": (
+    **{
+        key: Setting(default, meaning, _PROVIDER_PARSERS[key])
+        for key, (default, meaning) in PROVIDER_DEFAULTS.items()
+    },
+    "CHATMEM_MCP_ALLOWED_HOSTS": Setting(
         None,
         "Host headers the MCP endpoint accepts (`host`, `host:port`, `host:*`, or `*`); "
         "None: localhost, 127.0.0.1 and [::1] on any port, plus SERVER_NAME.",
+        optional_word_list,
     ),
-    "CHATMEM_MCP_ALLOWED_ORIGINS": (
+    "CHATMEM_MCP_ALLOWED_ORIGINS": Setting(
         (),
         "Origins (`scheme://host[:port]`) allowed to call the MCP endpoint besides its own host.",
+        word_list,
     ),
-    "CHATMEM_MAX_BODY_BYTES": (
+    "CHATMEM_MAX_BODY_BYTES": Setting(
         1024 * 1024,
         "Largest request body the MCP endpoint and the REST routes read (413 above it).",
+        integer(1),
     ),
-    "CHATMEM_RATE_LIMIT_PER_MINUTE": (
+    "CHATMEM_RATE_LIMIT_PER_MINUTE": Setting(
         120,
         "Requests one API token may make per minute over MCP and REST (429 above it); 0: no limit.",
     ),
-    "CHATMEM_SUMMARY_INPUT_MAX": (
+    "CHATMEM_SUMMARY_INPUT_MAX": Setting(
         12_000,
         "Characters of transcript and digest sent to the provider for one summary.",
+        integer(1),
     ),
-    "CHATMEM_JOB_MAX_ATTEMPTS": (5, "Tries of one auto-summary job before it is given up."),
-    "CHATMEM_JOB_BACKOFF_SECONDS": (
-        30,
-        "Wait before the first retry of a failed summary job; doubles with every try.",
+    "CHATMEM_JOB_MAX_ATTEMPTS": Setting(
+        5, "Tries of one auto-summary job before it is given up.", integer(1)
     ),
-    "CHATMEM_JOB_BACKOFF_MAX_SECONDS": (3600, "Longest wait between two tries of one job."),
-    "CHATMEM_JOB_LEASE_SECONDS": (
+    "CHATMEM_JOB_BACKOFF_SECONDS": Setting(
+        30, "Wait before the first retry of a failed summary job; doubles with every try."
+    ),
+    "CHATMEM_JOB_BACKOFF_MAX_SECONDS": Setting(3600, "Longest wait between two tries of one job."),
+    "CHATMEM_JOB_LEASE_SECONDS": Setting(
         300,
         "A claimed job not finished within this time is claimed again (its worker died).",
+        integer(1),
     ),
-    "CHATMEM_BACKGROUND_SWEEP_SECONDS": (
-        0,
-        "Seconds between in-process sweeps (idle sessions and due jobs); 0 turns it off.",
+    "CHATMEM_BACKGROUND_SWEEP_SECONDS": Setting(
+        0, "Seconds between in-process sweeps (idle sessions and due jobs); 0 turns it off."
     ),
-    "CHATMEM_UPGRADE_URL": (
+    "CHATMEM_UPGRADE_URL": Setting(
         "",
         'Where the locked Memory screen\'s "Upgrade to Pro" link goes (http(s) or a path); '
         "empty hides the link.",
     ),
-    "CHATMEM_SCREEN_CSP": (
+    "CHATMEM_SCREEN_CSP": Setting(
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         "form-action 'self'; frame-ancestors 'self'; base-uri 'none'; object-src 'none'",
         "Content-Security-Policy sent with the Memory screen's pages; empty sends none.",
     ),
+}
+
+#: The (default, meaning) view of SETTINGS that older readers use.
+DEFAULTS: dict[str, tuple[Any, str]] = {
+    key: (setting.default, setting.meaning) for key, setting in SETTINGS.items()
 }
 
 
@@ -87,8 +219,8 @@ RECALL_SESSIONS = ("own", "site")
 
 
 def apply_defaults(config: dict[str, Any]) -> None:
-    for key, (default, _meaning) in DEFAULTS.items():
-        config.setdefault(key, default)
+    for key, setting in SETTINGS.items():
+        config.setdefault(key, setting.default)
     if config["CHATMEM_RECALL_SESSIONS"] not in RECALL_SESSIONS:
         # Fail at start-up: a typo here must not quietly share private records.
         raise ValueError(
@@ -99,4 +231,28 @@ def apply_defaults(config: dict[str, Any]) -> None:
 
 def read(config: Mapping[str, Any], key: str) -> Any:
     """A setting's value, falling back to its documented default."""
-    return config.get(key, DEFAULTS[key][0])
+    return config.get(key, SETTINGS[key].default)
+
+
+def from_environ(
+    environ: Mapping[str, str], settings: Mapping[str, Setting] = SETTINGS
+) -> dict[str, Any]:
+    """The settings present in `environ`, each parsed to its type.
+
+    Keys not set are left out, so the caller's defaults (or `init_app`'s) stay.
+    Raises ConfigError naming every bad key and what it expects; environment
+    variables that are not settings (CHATMEM_TEST_..., say) are ignored.
+    """
+    values: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for key, setting in settings.items():
+        if key not in environ:
+            continue
+        raw = environ[key]
+        try:
+            values[key] = setting.from_text(raw)
+        except ValueError as error:
+            errors[key] = f"{key} must be {error}, not {raw!r}"
+    if errors:
+        raise ConfigError(errors)
+    return values

@@ -75,6 +75,18 @@ def user_name_of(user: Any) -> str:
     return user_id_of(user)
 
 
+def actor_name(memory: ChatMemory, actor_id: str | None) -> str:
+    """Who an audit row names: a user's name, `cli:<login>` as is, or the bare id."""
+    from .memory.guidance import CLI_ACTOR_PREFIX
+
+    if not actor_id:
+        return "unknown"
+    if actor_id.startswith(CLI_ACTOR_PREFIX):
+        return actor_id
+    user = memory.load_user(actor_id)
+    return user_name_of(user) if user is not None else f"user #{actor_id}"
+
+
 def _default_capability_checker(user: Any, capability: str) -> bool:
     """Without a host checker, a user has what its `capabilities` attribute lists."""
     return capability in (getattr(user, "capabilities", None) or ())

@@ -1,6 +1,9 @@
-"""The smallest host app: chatmem on SQLite, one host tool, a few calls.
+"""The smallest use of chatmem: on SQLite, one host tool, a few calls, no web server.
 
-Run: .venv/bin/python examples/minimal_app.py
+From the checkout; it prints the project-memory block, a call a guardrail
+refuses and what recall returns::
+
+    .venv/bin/python examples/minimal_app.py
 """
 
 from __future__ import annotations

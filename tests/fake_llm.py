@@ -193,12 +193,13 @@ class FakeLLM:
     scripted gets a 500 whose message says so, which fails the test loudly.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
+        """On a free port, or on `port` when a documented URL names one."""
         self.requests: list[Recorded] = []
         self._queues: dict[str, deque[Scripted]] = {path: deque() for path in PATHS}
         self._lock = threading.Lock()
         self._closing = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True

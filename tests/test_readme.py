@@ -8,34 +8,39 @@ from typing import Any
 
 import pytest
 
-from chatmem.config import DEFAULTS
+from chatmem.config import SETTINGS
+from chatmem.demo import SETTINGS as DEMO_SETTINGS
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 
 
 def test_every_setting_is_documented() -> None:
-    documented = set(re.findall(r"^\| `(CHATMEM_[A-Z_]+)` \|", README, re.MULTILINE))
-    assert set(DEFAULTS) - documented == set(), "settings missing from the README table"
-    assert documented - set(DEFAULTS) == set(), "README documents settings that do not exist"
+    documented = set(re.findall(r"^\| `((?:CHATMEM|DEMO)_[A-Z_]+)` \|", README, re.MULTILINE))
+    settings = set(SETTINGS) | set(DEMO_SETTINGS)
+    assert settings - documented == set(), "settings missing from the README table"
+    assert documented - settings == set(), "README documents settings that do not exist"
 
 
-def test_the_plug_in_example_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_plug_in_example_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database_url: str
+) -> None:
+    from tests.conftest import reset_demo_database
+
     block = README.split("<!-- example: plug-in", 1)[1]
     code = block.split("```python\n", 1)[1].split("```", 1)[0]
+    reset_demo_database(database_url)
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    monkeypatch.setenv("CHATMEM_SERVER_NAME", "yourapp")
     namespace: dict[str, Any] = {"__name__": "readme_example"}
     exec(compile(code, "README.md", "exec"), namespace)
     app = namespace["create_app"]()
-    app.config["SQLALCHEMY_DATABASE_URI"]  # noqa: B018 - the example configured it
+    assert app.config["CHATMEM_SERVER_NAME"] == "yourapp", "CHATMEM_* come from the environment"
     memory = namespace["memory"]
-
-    class User:
-        id = 5
-        username = "writer"
-        capabilities = {"edit_posts"}
+    editor = namespace["USERS"]["editor"]
 
     with app.app_context():
-        memory.set_setting("require_approval", False, actor=User())
+        memory.set_setting("require_approval", False, actor=editor)
         memory.call_tool(
             "remember",
             {
@@ -44,14 +49,14 @@ def test_the_plug_in_example_works(tmp_path: Path, monkeypatch: pytest.MonkeyPat
                 "target": "post_type:header_footer",
                 "severity": "block",
             },
-            user=User(),
+            user=editor,
         )
         assert "Guardrails: Header is off limits" in memory.system_context()
-        assert memory.call_tool("update-post", {"post_id": 7, "title": "t"}, user=User()) == {
+        assert memory.call_tool("update-post", {"post_id": 7, "title": "t"}, user=editor) == {
             "post_id": 7,
             "title": "t",
         }
         with pytest.raises(Exception) as caught:
-            memory.call_tool("update-post", {"post_id": "3", "title": "t"}, user=User())
+            memory.call_tool("update-post", {"post_id": "3", "title": "t"}, user=editor)
         assert getattr(caught.value, "code", None) == "blocked_by_memory"
         namespace["db"].engine.dispose()

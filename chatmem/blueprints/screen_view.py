@@ -12,7 +12,7 @@ from typing import Any
 from flask_wtf.csrf import generate_csrf
 
 from .. import redaction
-from ..extension import user_name_of
+from ..extension import actor_name
 from ..memory import guidance
 from ..memory.block import GROUP_LABELS, LIMIT
 from ..memory.guardrails import target_warning
@@ -43,12 +43,10 @@ def helpers() -> dict[str, Any]:
     names: dict[str, str] = {}
 
     def user_name(user_id: str | None) -> str:
-        if not user_id:
-            return "unknown"
-        if user_id not in names:
-            user = mem.load_user(user_id)
-            names[user_id] = user_name_of(user) if user is not None else f"user #{user_id}"
-        return names[user_id]
+        key = user_id or ""
+        if key not in names:
+            names[key] = actor_name(mem, user_id)
+        return names[key]
 
     def enforcement(entry: Guidance) -> tuple[str, str] | None:
         """How a guardrail acts on tool calls, or a warning when it never can."""

@@ -17,6 +17,8 @@ from typing import Any
 from flask import Flask
 from werkzeug.exceptions import HTTPException
 
+from chatmem.config import Setting, from_environ, integer
+
 from . import tools  # noqa: F401 - registers the built-in tools and hooks on `memory`
 from .extensions import csrf, db, login_manager, memory
 from .seed import setup_database
@@ -24,10 +26,17 @@ from .views import bp, http_error, server_error
 
 log = logging.getLogger("chatmem.demo")
 
+#: The demo's own settings, read from the environment like chatmem's.
+SETTINGS: dict[str, Setting] = {
+    "DEMO_LICENSE_ACTIVE": Setting(
+        True, "The demo's license_checker; false shows the Memory screen's locked view."
+    ),
+    "DEMO_MAX_TOOL_STEPS": Setting(8, "Most model calls for one chat message.", integer(1)),
+    "DEMO_SEED": Setting(True, "Seed users and posts into an empty database on start."),
+}
+
 DEFAULTS: dict[str, Any] = {
-    "DEMO_LICENSE_ACTIVE": True,
-    "DEMO_MAX_TOOL_STEPS": 8,
-    "DEMO_SEED": True,
+    **{key: setting.default for key, setting in SETTINGS.items()},
     "MAX_CONTENT_LENGTH": 1024 * 1024,
     "SESSION_COOKIE_SAMESITE": "Lax",
     "REMEMBER_COOKIE_SAMESITE": "Lax",
@@ -38,14 +47,23 @@ DEFAULTS: dict[str, Any] = {
 def create_app(
     config: Mapping[str, Any] | None = None, *, instance_path: str | None = None
 ) -> Flask:
-    """The demo app; `config` overrides the defaults and the environment.
+    """The demo app: defaults, then the environment, then `config`; the last one wins.
 
-    Database: `config["SQLALCHEMY_DATABASE_URI"]`, else `DATABASE_URL`, else a
-    SQLite file in the instance folder. Secret key: `config`, else
-    `SECRET_KEY`, else one generated once and kept in the instance folder.
+    Every CHATMEM_* and DEMO_* setting is read from an environment variable of
+    the same name, typed and checked: a bad value raises ConfigError naming the
+    key and what it expects. Database: `config["SQLALCHEMY_DATABASE_URI"]`,
+    else `DATABASE_URL`, else a SQLite file in the instance folder (the
+    `instance_path` argument, else `DEMO_INSTANCE_PATH`, else Flask's). Secret
+    key: `config`, else `SECRET_KEY`, else one generated once and kept in the
+    instance folder.
     """
+    instance_path = instance_path or os.environ.get("DEMO_INSTANCE_PATH")
+    if instance_path:
+        instance_path = os.path.abspath(instance_path)  # Flask wants it absolute
     app = Flask(__name__, instance_path=instance_path, instance_relative_config=True)
     app.config.update(DEFAULTS)
+    app.config.update(from_environ(os.environ))
+    app.config.update(from_environ(os.environ, SETTINGS))
     app.config.update(config or {})
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     app.config.setdefault("SQLALCHEMY_DATABASE_URI", _database_url(app))

@@ -55,9 +55,9 @@ TOOL_USAGE = 'Usage: /tool <name> <json arguments>, e.g. /tool get-post {"post_i
 NO_PROVIDER = (
     "No LLM provider is configured, so I can only run tools you name. "
     + TOOL_USAGE
-    + ". To chat with a model, start the app with CHATMEM_PROVIDER=openai and OPENAI_API_KEY "
-    "(or CHATMEM_PROVIDER=anthropic and ANTHROPIC_API_KEY); any OpenAI-compatible server "
-    "works through OPENAI_BASE_URL."
+    + ". To chat with a model, restart the demo with a provider, e.g. "
+    "`CHATMEM_PROVIDER=openai OPENAI_API_KEY=sk-... chatmem-demo` (or --provider anthropic "
+    "with ANTHROPIC_API_KEY set); any OpenAI-compatible server works through OPENAI_BASE_URL."
 )
 
 

@@ -1,13 +1,18 @@
 """First run: create the tables and seed the demo's users and posts.
 
-Several gunicorn workers may boot at once against one fresh PostgreSQL
-database; a transaction-scoped advisory lock makes one of them do the work
-while the others wait and then find it done.
+Several gunicorn workers may boot at once against one fresh database; one of
+them does the work while the others wait and then find it done: on
+PostgreSQL a transaction-scoped advisory lock, on a SQLite file an exclusive
+lock on a file beside it (SQLite's own locks do not cover creating tables).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import func, select, text
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from sqlalchemy import Engine, func, select, text
 from sqlalchemy.orm import Session
 
 from .extensions import Base, db, memory
@@ -32,6 +37,11 @@ POSTS = (
 
 def setup_database(*, seed: bool = True) -> None:
     """Create missing tables and, on an empty database, the demo content. Idempotent."""
+    with _sqlite_file_lock(db.engine):
+        _setup(seed)
+
+
+def _setup(seed: bool) -> None:
     # chatmem's tables through its migrations (their own advisory lock on PostgreSQL).
     memory.upgrade_db()
     with db.engine.begin() as connection:
@@ -51,3 +61,22 @@ def _seed(session: Session) -> None:
         user.set_password(username)  # demo only: the README says so
         session.add(user)
     session.add_all(Post(title=t, post_type=k, content=c) for t, k, c in POSTS)
+
+
+@contextlib.contextmanager
+def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
+    """One process at a time sets up a SQLite file; elsewhere (or without fcntl), a no-op."""
+    path = engine.url.database if engine.dialect.name == "sqlite" else None
+    try:
+        import fcntl
+    except ImportError:  # Windows: one process at a time is the user's business there
+        fcntl = None  # type: ignore[assignment]
+    if not path or path == ":memory:" or fcntl is None:
+        yield
+        return
+    with Path(f"{path}.setup-lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

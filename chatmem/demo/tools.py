@@ -58,6 +58,12 @@ def user_fingerprint(user: User) -> str:
     return f"created {user.created_at.isoformat()}"
 
 
+@memory.user_by_name
+def user_named(username: str) -> User | None:
+    """How `flask chatmem token create <username>` (and `token list`) find our users."""
+    return db.session.scalar(select(User).where(User.username == username))
+
+
 @memory.capability_checker
 def can(user: Any, capability: str) -> bool:
     return capability in getattr(user, "capabilities", ())

@@ -10,7 +10,10 @@ with chatmem's stable codes; nothing here answers with a stack trace.
 from __future__ import annotations
 
 import functools
+import shlex
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -127,6 +130,12 @@ def index() -> Any:
     return redirect(url_for("demo.chat_page"))
 
 
+@bp.get("/favicon.ico")
+def favicon() -> Any:
+    """Browsers ask for /favicon.ico on every page (the Memory screen's too): no 404s."""
+    return current_app.send_static_file("favicon.svg")
+
+
 @bp.route("/login", methods=["GET", "POST"])
 def login() -> Any:
     error = None
@@ -182,8 +191,12 @@ def connect() -> Any:
     prefix = str(current_app.config["CHATMEM_URL_PREFIX"]).rstrip("/")
     mounted = {rule.rule for rule in current_app.url_map.iter_rules()}
     root = request.host_url.rstrip("/")
+    # The flask next to this server's Python: the command works as shown even
+    # when the virtualenv is not active in the shell it is pasted into.
+    flask = Path(sys.executable).with_name("flask")
     return render_template(
         "demo/connect.html",
+        flask_command=shlex.quote(str(flask)) if flask.exists() else "flask",
         mcp_url=f"{root}{prefix}/mcp",
         mcp_mounted=f"{prefix}/mcp" in mounted,
         rest_url=f"{root}{prefix}/api/tools/<name>",

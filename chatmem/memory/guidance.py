@@ -31,6 +31,9 @@ WRITTEN = ("title", "text", "scope", "target")  # free text: the text rules appl
 TEXT_MAX = 1000
 SCOPE_MAX = 64
 TARGET_MAX = 200
+# Actor ids of changes made from a shell (`flask chatmem guidance ...`): `cli:<login>`,
+# never a host user id, so no user loader is asked about them.
+CLI_ACTOR_PREFIX = "cli:"
 
 
 def fold(text: str) -> str:

@@ -85,6 +85,20 @@ def guidance_page(db: SQLAlchemy, tab: str, number: Any, total: int) -> Page:
     return Page(list(db.session.scalars(query)), page, total)
 
 
+def by_status(db: SQLAlchemy, status: str, *, limit: int) -> tuple[list[Guidance], int]:
+    """The newest `limit` entries with this status, and how many there are in all."""
+    total = db.session.scalar(
+        select(func.count()).select_from(Guidance).where(Guidance.status == status)
+    )
+    query = (
+        select(Guidance)
+        .where(Guidance.status == status)
+        .order_by(Guidance.created_at.desc(), Guidance.id.desc())
+        .limit(limit)
+    )
+    return list(db.session.scalars(query)), int(total or 0)
+
+
 def sessions_page(db: SQLAlchemy, number: Any, total: int) -> Page:
     """One page of "Recent sessions": recorded ones, newest first."""
     page = clamp_page(number, total)

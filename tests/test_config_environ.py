@@ -1,0 +1,186 @@
+"""Settings from the environment: every documented key, typed and checked.
+
+`config.from_environ` is what the demo's `create_app()` (and the README's
+plug-in example) use; an invalid value stops start-up naming the key and
+what it expects, and an explicit `create_app(config)` value wins.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from chatmem import config
+from chatmem.config import SETTINGS, ConfigError, Setting, from_environ
+
+# A valid text and the value it must become, for every setting (a new
+# setting fails `test_every_setting_has_an_example` until it gets one).
+EXAMPLES: dict[str, tuple[str, Any]] = {
+    "CHATMEM_URL_PREFIX": ("/memory-api", "/memory-api"),
+    "CHATMEM_SERVER_NAME": ("shop", "shop"),
+    "CHATMEM_SESSION_IDLE_MINUTES": ("45", 45),
+    "CHATMEM_RECALL_SESSIONS": ("Site", "site"),
+    "CHATMEM_LEDGER_VALUE_MAX": ("500", 500),
+    "CHATMEM_LICENSE_ACTIVE": ("off", False),
+    "CHATMEM_PROVIDER": ("Anthropic", "anthropic"),
+    "CHATMEM_MODEL": ("claude-haiku-4-5", "claude-haiku-4-5"),
+    "CHATMEM_OPENAI_API": ("chat", "chat"),
+    "CHATMEM_PROVIDER_TIMEOUT": ("7.5", 7.5),
+    "CHATMEM_PROVIDER_MAX_RETRIES": ("0", 0),
+    "CHATMEM_MCP_ALLOWED_HOSTS": (
+        "mcp.example.com, localhost:*",
+        ("mcp.example.com", "localhost:*"),
+    ),
+    "CHATMEM_MCP_ALLOWED_ORIGINS": ("https://app.example", ("https://app.example",)),
+    "CHATMEM_MAX_BODY_BYTES": ("2048", 2048),
+    "CHATMEM_RATE_LIMIT_PER_MINUTE": ("0", 0),
+    "CHATMEM_SUMMARY_INPUT_MAX": ("9000", 9000),
+    "CHATMEM_JOB_MAX_ATTEMPTS": ("3", 3),
+    "CHATMEM_JOB_BACKOFF_SECONDS": ("10", 10),
+    "CHATMEM_JOB_BACKOFF_MAX_SECONDS": ("600", 600),
+    "CHATMEM_JOB_LEASE_SECONDS": ("120", 120),
+    "CHATMEM_BACKGROUND_SWEEP_SECONDS": ("60", 60),
+    "CHATMEM_UPGRADE_URL": ("https://example.com/pro", "https://example.com/pro"),
+    "CHATMEM_SCREEN_CSP": ("default-src 'self'", "default-src 'self'"),
+}
+
+# A value each typed setting refuses, and words its message must contain.
+INVALID: dict[str, tuple[str, str]] = {
+    "CHATMEM_URL_PREFIX": ("chatmem", "a path that starts with a single / (such as /chatmem)"),
+    "CHATMEM_SESSION_IDLE_MINUTES": ("0", "a whole number of at least 1"),
+    "CHATMEM_RECALL_SESSIONS": ("everyone", "one of own, site"),
+    "CHATMEM_LEDGER_VALUE_MAX": ("lots", "a whole number of at least 1"),
+    "CHATMEM_LICENSE_ACTIVE": ("maybe", "true or false (also 1/0, yes/no, on/off)"),
+    "CHATMEM_PROVIDER": ("opneai", "one of openai, anthropic, none"),
+    "CHATMEM_OPENAI_API": ("completions", "one of responses, chat"),
+    "CHATMEM_PROVIDER_TIMEOUT": ("-1", "a number of seconds above 0"),
+    "CHATMEM_PROVIDER_MAX_RETRIES": ("-2", "a whole number of at least 0"),
+    "CHATMEM_MAX_BODY_BYTES": ("1e6", "a whole number of at least 1"),
+    "CHATMEM_RATE_LIMIT_PER_MINUTE": ("ten", "a whole number of at least 0"),
+    "CHATMEM_JOB_LEASE_SECONDS": ("0", "a whole number of at least 1"),
+    "CHATMEM_BACKGROUND_SWEEP_SECONDS": ("1.5", "a whole number of at least 0"),
+}
+
+
+def test_every_setting_has_an_example() -> None:
+    assert set(EXAMPLES) == set(SETTINGS)
+
+
+@pytest.mark.parametrize("key", sorted(EXAMPLES))
+def test_each_setting_reads_its_type_from_text(key: str) -> None:
+    raw, value = EXAMPLES[key]
+    assert from_environ({key: raw}) == {key: value}
+
+
+@pytest.mark.parametrize("key", sorted(SETTINGS))
+def test_each_default_written_as_text_reads_back_as_itself(key: str) -> None:
+    default = SETTINGS[key].default
+    if default is None:
+        assert from_environ({key: ""}) == {key: None}, "empty means the documented fallback"
+        return
+    raw = ",".join(default) if isinstance(default, tuple) else str(default)
+    assert from_environ({key: raw}) == {key: default}
+
+
+@pytest.mark.parametrize("key", sorted(INVALID))
+def test_an_invalid_value_is_refused_naming_the_key_and_what_it_expects(key: str) -> None:
+    raw, expects = INVALID[key]
+    with pytest.raises(ConfigError) as caught:
+        from_environ({key: raw})
+    assert caught.value.errors == {key: f"{key} must be {expects}, not {raw!r}"}
+
+
+def test_every_bad_key_is_reported_at_once_and_others_are_ignored() -> None:
+    environ = {
+        "CHATMEM_PROVIDER": "gpt",
+        "CHATMEM_JOB_MAX_ATTEMPTS": "0",
+        "CHATMEM_MODEL": "m",
+        "CHATMEM_TEST_DATABASE_URL": "postgresql://not-a-setting",
+        "PATH": "/bin",
+    }
+    with pytest.raises(ConfigError) as caught:
+        from_environ(environ)
+    assert set(caught.value.errors) == {"CHATMEM_PROVIDER", "CHATMEM_JOB_MAX_ATTEMPTS"}
+    assert "CHATMEM_PROVIDER must be one of openai, anthropic, none, not 'gpt'" in str(caught.value)
+    assert from_environ({"CHATMEM_MODEL": "m", "HOME": "/root"}) == {"CHATMEM_MODEL": "m"}
+
+
+def test_a_setting_whose_type_cannot_be_inferred_must_say_how_to_parse() -> None:
+    with pytest.raises(TypeError, match="say how to parse"):
+        Setting(None, "an optional thing")
+    assert Setting(3, "a count").from_text("4") == 4
+    assert config.DEFAULTS["CHATMEM_SESSION_IDLE_MINUTES"] == (
+        30,
+        SETTINGS["CHATMEM_SESSION_IDLE_MINUTES"].meaning,
+    )
+
+
+# -- the demo reads them ---------------------------------------------------------
+
+
+@pytest.fixture
+def demo_env(
+    monkeypatch: pytest.MonkeyPatch, database_url: str, tmp_path: Path
+) -> pytest.MonkeyPatch:
+    """A clean environment pointing the demo at the test database."""
+    from tests.conftest import reset_demo_database
+
+    reset_demo_database(database_url)
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    monkeypatch.setenv("DEMO_INSTANCE_PATH", str(tmp_path / "instance"))
+    monkeypatch.setenv("SECRET_KEY", "test")
+    return monkeypatch
+
+
+def _demo(config_: dict[str, Any] | None = None) -> Flask:
+    from chatmem.demo import create_app
+
+    app = create_app(config_)
+    with app.app_context():
+        app.extensions["sqlalchemy"].engine.dispose()
+    return app
+
+
+def test_the_demo_takes_every_setting_from_the_environment(
+    demo_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for key, (raw, _value) in EXAMPLES.items():
+        demo_env.setenv(key, raw)
+    demo_env.setenv("DEMO_MAX_TOOL_STEPS", "3")
+    demo_env.setenv("DEMO_LICENSE_ACTIVE", "false")
+    app = _demo()
+    for key, (_raw, value) in EXAMPLES.items():
+        assert app.config[key] == value, key
+    assert app.config["DEMO_MAX_TOOL_STEPS"] == 3
+    assert app.config["DEMO_LICENSE_ACTIVE"] is False
+    assert app.instance_path == str(tmp_path / "instance")
+    client = app.test_client()
+    assert client.get("/memory-api/memory").status_code == 302, "the prefix came from the env"
+
+
+def test_explicit_config_wins_over_the_environment(demo_env: pytest.MonkeyPatch) -> None:
+    demo_env.setenv("CHATMEM_PROVIDER", "anthropic")
+    demo_env.setenv("CHATMEM_MODEL", "from-env")
+    app = _demo({"CHATMEM_PROVIDER": "openai"})
+    assert app.config["CHATMEM_PROVIDER"] == "openai"
+    assert app.config["CHATMEM_MODEL"] == "from-env"
+
+
+def test_an_invalid_environment_stops_the_demo_naming_the_key(
+    demo_env: pytest.MonkeyPatch,
+) -> None:
+    from chatmem.demo import create_app
+
+    demo_env.setenv("DEMO_MAX_TOOL_STEPS", "none")
+    demo_env.setenv("CHATMEM_PROVIDER", "gemini")
+    with pytest.raises(ConfigError) as caught:
+        create_app()
+    assert "CHATMEM_PROVIDER must be one of openai, anthropic, none, not 'gemini'" in str(
+        caught.value
+    )
+    with pytest.raises(ConfigError, match="DEMO_MAX_TOOL_STEPS must be a whole number"):
+        demo_env.delenv("CHATMEM_PROVIDER")
+        create_app()

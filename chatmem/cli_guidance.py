@@ -18,6 +18,7 @@ import click
 from flask import current_app
 from flask.cli import AppGroup
 
+from . import text as text_rules
 from .errors import ChatmemError
 from .extension import actor_name
 from .memory import guidance, listing
@@ -138,12 +139,14 @@ def _describe(entry: Guidance) -> str:
 
 
 def _plain(text: str) -> str:
-    """Agent-written text with control and format characters shown as escapes.
+    """Agent-written text with hidden characters shown as `<U+XXXX>`, as the Memory screen does.
 
-    A terminal obeys escape sequences and bidi overrides; an entry's text must
-    not be able to recolour, hide or reorder what the curator reads.
+    A terminal obeys escape sequences and bidi overrides; an entry stored
+    before the text rules must not be able to recolour, hide or reorder what
+    the curator reads. Line breaks are escaped too: one field, one line.
     """
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+    shown = text_rules.visible(text)
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in shown)
 
 
 def _when(value: datetime | None) -> str:

@@ -415,10 +415,13 @@ def check_token_create(runner: Runner, command: str, ran: Ran) -> None:
 
 
 def check_token_works(runner: Runner, command: str, token: str, user: str) -> None:
-    """The token authenticates as `user` over REST and MCP on the running app."""
+    """The token authenticates as `user` over REST and MCP on the running app.
+
+    A `--read-only` token sees only that user's read-only tools.
+    """
     assert re.fullmatch(r"cm_[\w-]{40,}", token), token
     with running_app(runner, app_of(command)) as (url, expected_tools):
-        tools_of_user = expected_tools(user)
+        tools_of_user = expected_tools(user, read_only="--read-only" in command.split())
         headers = {"Authorization": f"Bearer {token}"}
         listed = httpx2.get(f"{url}/chatmem/api/tools", headers=headers)
         assert listed.status_code == 200, listed.text
@@ -459,8 +462,12 @@ def running_app(runner: Runner, app: str) -> Iterator[tuple[str, Callable[[str],
         capabilities = {name: set(u.capabilities) for name, u in module.USERS.items()}
     registry = flask_app.extensions["chatmem"].memory.registry
 
-    def tools(username: str) -> set[str]:
-        return {t.name for t in registry.tools() if t.capability in capabilities[username]}
+    def tools(username: str, *, read_only: bool = False) -> set[str]:
+        return {
+            t.name
+            for t in registry.tools()
+            if t.capability in capabilities[username] and (t.read_only or not read_only)
+        }
 
     try:
         with serving(flask_app) as url:

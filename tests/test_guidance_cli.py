@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from click.testing import Result
 from flask import Flask
+from sqlalchemy import update
 
 from chatmem.memory import guidance
 from chatmem.memory.models import Guidance
@@ -152,10 +153,18 @@ def test_a_concurrent_change_between_read_and_write_is_refused(
 
 
 def test_agent_text_cannot_steer_the_terminal(app: Flask) -> None:
-    entry_id = propose(app, "Checkout \x1b[2J\x1b[31mis page 4\u202e2")
+    """An entry stored before the text rules (they refuse such text now) is shown inert."""
+    entry_id = propose(app, "Checkout is page 42")
+    db = app.extensions["test_host"]["db"]
+    hostile = "Checkout \x1b[2J\x1b[31mis page 4\u202e2\nand more"
+    with app.app_context():
+        db.session.execute(
+            update(Guidance).where(Guidance.id == entry_id).values(text=hostile, title=hostile)
+        )
+        db.session.commit()
     for result in (run(app, "list"), run(app, "show", str(entry_id))):
         assert "\x1b" not in result.output and "\u202e" not in result.output
-        assert "Checkout \\x1b[2J\\x1b[31mis page 4\\u202e2" in result.output
+        assert "Checkout <U+001B>[2J<U+001B>[31mis page 4<U+202E>2\\nand more" in result.output
 
 
 def test_the_memory_screen_names_the_cli_actor(app: Flask) -> None:

@@ -1,0 +1,387 @@
+"""Mutation testing of chatmem's security core; run it as `bin/mutate [--quick] [target ...]`.
+
+For each target module, mutmut (configured under `[tool.mutmut]` in pyproject.toml)
+mutates the module's functions in a scratch copy of the project and runs the
+target's focused tests against every mutant. mutmut leaves module-level
+constants and regexes alone, so a small table of hand-made mutants (one
+snippet replaced by another) is run against the same focused tests.
+
+A mutant the tests do not kill must be listed in tests/MUTANTS.md with the
+reason it is equivalent. The command fails when a survivor is not listed, or
+(full run) when a target scores under 90%. `--quick` runs a fixed,
+seeded sample of the mutants (a few minutes on two cores), for CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from queue import Queue
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".mutate"
+PASS_MARK = 0.90
+QUICK_SEED = 16
+QUICK_MUTMUT = 14  # mutmut mutants per target in --quick
+QUICK_HAND = 3  # hand-made mutants per target in --quick
+HAND_TIMEOUT = 300  # seconds; a hand-made mutant that hangs the tests counts as killed
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str
+    #: The focused tests: the files that state this module's contract.
+    tests: tuple[str, ...]
+    #: mutmut function names to score (mangled: `x_name`, `xǁClassǁname`); None: all.
+    functions: tuple[str, ...] | None = None
+
+
+#: The one mapping of target -> module and focused tests.
+TARGETS = {
+    "tools": Target(
+        "chatmem/tools.py",
+        ("tests/test_dispatch.py", "tests/test_guardrails.py", "tests/test_module_switch.py"),
+    ),
+    "guardrails": Target("chatmem/memory/guardrails.py", ("tests/test_guardrails.py",)),
+    "block": Target("chatmem/memory/block.py", ("tests/test_block.py",)),
+    # Recording and the digest; the secret rules (redact, redact_text) are scored elsewhere.
+    "ledger": Target(
+        "chatmem/memory/ledger.py",
+        ("tests/test_dispatch.py",),
+        ("x_record", "x_entries", "x_digest", "x_describe"),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class HandMutant:
+    target: str
+    original: str
+    mutated: str
+
+
+#: Module-level constants and regexes, which mutmut does not mutate.
+HAND_MADE = [
+    HandMutant("tools", r'r"^[a-zA-Z0-9_-]{1,64}$"', r'r"^[a-zA-Z0-9_-]{1,65}$"'),
+    HandMutant("tools", r'r"^[a-zA-Z0-9_-]{1,64}$"', r'r"^[a-zA-Z0-9_./-]{1,64}$"'),
+    HandMutant("tools", r'r"^[a-zA-Z0-9_-]{1,64}$"', r'r"^[a-zA-Z0-9_-]{1,64}"'),
+    HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"[+]?\d+\s*"'),
+    HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*[+]?\d+"'),
+    HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*\d+\s*"'),
+    HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*[+-]?\d+\s*"'),
+    HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*[+]?\d*\s*"'),
+    HandMutant("tools", "    read_only: bool = False\n", "    read_only: bool = True\n"),
+    HandMutant("tools", 'capability: str = "edit_posts"', 'capability: str = "manage_options"'),
+    HandMutant("tools", "    memory: bool = False\n", "    memory: bool = True\n"),
+    HandMutant("guardrails", 'ID_KEYS = ("post_id", "id")', 'ID_KEYS = ("post_id",)'),
+    HandMutant("guardrails", 'ID_KEYS = ("post_id", "id")', 'ID_KEYS = ("id",)'),
+    HandMutant("guardrails", 'ID_KEYS = ("post_id", "id")', 'ID_KEYS = ("id", "post_id")'),
+    HandMutant("guardrails", r'r"[+]?\d+"', r'r"\d+"'),
+    HandMutant("guardrails", r'r"[+]?\d+"', r'r"[+]?\d*"'),
+    HandMutant("block", "LIMIT = 1500", "LIMIT = 1501"),
+    HandMutant("block", "LIMIT = 1500", "LIMIT = 1499"),
+    HandMutant("block", 'HEADER = "## Project memory"', 'HEADER = "## Project Memory"'),
+    HandMutant("block", 'FOOTER = "(Call recall', 'FOOTER = "(call recall'),
+    HandMutant("block", '"guardrail": "Guardrails"', '"guardrail": "Guardrail"'),
+    HandMutant("block", '"fact": "Site facts"', '"fact": "Facts"'),
+    HandMutant("block", '"convention": "Conventions"', '"convention": "Convention"'),
+    HandMutant("block", '"instruction": "Instructions"', '"instruction": "Instruction"'),
+    HandMutant("block", '"warn": 1, "info": 2', '"warn": 2, "info": 1'),
+    HandMutant("block", '"block": 0, "warn": 1', '"block": 1, "warn": 0'),
+    HandMutant("block", "None: 3}", "None: 0}"),
+    HandMutant("block", 'SEPARATOR = "; "', 'SEPARATOR = ", "'),
+    HandMutant("block", 'SEPARATOR = "; "', 'SEPARATOR = ";  "'),
+    HandMutant("ledger", 'SKIPPED_IN_DIGEST = ("save-session-summary",)', "SKIPPED_IN_DIGEST = ()"),
+]
+
+
+@dataclass
+class Outcome:
+    name: str  # mutmut's key, or "hand-made" + a number
+    function: str  # "compose", "ToolRegistry._call", or "module constant"
+    status: str  # killed, survived, no tests, timeout, ...
+    removed: str = ""  # the original code, one line
+    added: str = ""  # the mutated code, one line
+
+    @property
+    def killed(self) -> bool:
+        return self.status in ("killed", "timeout", "caught by type check")
+
+
+# -- the scratch copy ---------------------------------------------------------------
+
+
+def scratch_copy(dest: Path, mutmut_settings: str = "") -> None:
+    """A copy of the package and tests; `mutmut_settings` join `[tool.mutmut]`."""
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("chatmem", "tests"):
+        shutil.copytree(ROOT / name, dest / name, ignore=ignore)
+    shutil.copy2(ROOT / "README.md", dest / "README.md")
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    header = "[tool.mutmut]\n"
+    assert header in pyproject, "pyproject.toml has no [tool.mutmut] table"
+    (dest / "pyproject.toml").write_text(pyproject.replace(header, header + mutmut_settings, 1))
+
+
+def test_env() -> dict[str, str]:
+    """SQLite (each test its own file, so mutants run side by side), no stale bytecode."""
+    return {**os.environ, "CHATMEM_TEST_DATABASE_URL": "", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def toml_list(values: tuple[str, ...] | list[str]) -> str:
+    return json.dumps(list(values))
+
+
+# -- mutmut -------------------------------------------------------------------------
+
+
+def mutant_names(path: str) -> list[str]:
+    """Every mutant mutmut makes of `path`, by its key (`chatmem.tools.x_validate__mutmut_3`)."""
+    from mutmut.mutation.file_mutation import mutate_file_contents
+    from mutmut.utils.format_utils import get_mutant_name
+
+    with chdir(ROOT):
+        mutated = mutate_file_contents(path, (ROOT / path).read_text())
+    return [get_mutant_name(Path(path), name) for name in mutated.mutant_names]
+
+
+def function_of(key: str) -> str:
+    """`chatmem.tools.xǁToolRegistryǁ_call__mutmut_3` -> `ToolRegistry._call`."""
+    mangled = key.rpartition(".")[2].partition("__mutmut_")[0]
+    if mangled.startswith("x_"):
+        return mangled[2:]
+    return ".".join(part for part in mangled.split("ǁ")[1:] if part)
+
+
+def selected(target: Target, keys: list[str]) -> list[str]:
+    if target.functions is None:
+        return keys
+    prefixes = tuple(f".{f}__mutmut_" for f in target.functions)
+    return [k for k in keys if any(p in k for p in prefixes)]
+
+
+def run_mutmut(name: str, target: Target, keys: list[str] | None) -> list[Outcome]:
+    """Run mutmut on `target` (all its selected mutants, or exactly `keys`)."""
+    work = WORK / name
+    settings = (
+        f"only_mutate = {toml_list([target.path])}\n"
+        f"pytest_add_cli_args_test_selection = {toml_list(target.tests)}\n"
+    )
+    scratch_copy(work, settings)
+    module = target.path[:-3].replace("/", ".")
+    if keys is not None:
+        patterns = keys
+    elif target.functions is not None:
+        patterns = [f"{module}.{f}__mutmut_*" for f in target.functions]
+    else:
+        patterns = []
+    log = work / "mutmut.log"
+    mutmut = Path(sys.executable).with_name("mutmut")
+    with log.open("wb") as out:
+        done = subprocess.run(
+            [str(mutmut), "run", *patterns],
+            cwd=work,
+            env=test_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+    if done.returncode != 0:
+        sys.exit(f"mutmut failed on {target.path} (exit {done.returncode}); see {log}")
+    meta = json.loads((work / "mutants" / f"{target.path}.meta").read_text())
+    every = list(meta["exit_code_by_key"])
+    wanted = set(keys) if keys is not None else set(selected(target, every))
+    from mutmut.stats import status_by_exit_code
+
+    outcomes = []
+    for key, code in meta["exit_code_by_key"].items():
+        if key not in wanted:
+            continue
+        outcome = Outcome(key, function_of(key), status_by_exit_code[code])
+        if not outcome.killed:
+            outcome.removed, outcome.added = mutmut_diff(work, key, target.path)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def mutmut_diff(work: Path, key: str, path: str) -> tuple[str, str]:
+    """The changed lines of a mutant, each side folded onto one line."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    with chdir(work):
+        diff = get_diff_for_mutant(key, path=path).splitlines()
+    removed = [line[1:] for line in diff if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:] for line in diff if line.startswith("+") and not line.startswith("+++")]
+    return fold(removed), fold(added)
+
+
+def fold(lines: list[str]) -> str:
+    return " ".join(line.strip() for line in lines)
+
+
+@contextmanager
+def chdir(path: Path) -> Iterator[None]:
+    before = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+# -- hand-made mutants --------------------------------------------------------------
+
+
+def run_hand_made(name: str, target: Target, mutants: list[HandMutant]) -> list[Outcome]:
+    """Each mutant applied to a scratch copy, its focused tests run by plain pytest."""
+    if not mutants:
+        return []
+    slots: Queue[Path] = Queue()
+    for slot in range(2):
+        copy = WORK / f"{name}-hand-{slot}"
+        scratch_copy(copy)
+        imported = subprocess.run(
+            [sys.executable, "-c", "import chatmem; print(chatmem.__file__)"],
+            cwd=copy,
+            env=test_env(),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        assert imported.startswith(str(copy)), f"the tests would import {imported}, not the copy"
+        slots.put(copy)
+
+    def run(number: int, mutant: HandMutant) -> Outcome:
+        copy = slots.get()
+        try:
+            module = copy / target.path
+            source = (ROOT / target.path).read_text()
+            count = source.count(mutant.original)
+            if count != 1:
+                sys.exit(f"hand-made mutant: {mutant.original!r} occurs {count}x in {target.path}")
+            module.write_text(source.replace(mutant.original, mutant.mutated))
+            try:
+                done = subprocess.run(
+                    [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+                    + list(target.tests),
+                    cwd=copy,
+                    env=test_env(),
+                    capture_output=True,
+                    timeout=HAND_TIMEOUT,
+                    check=False,
+                )
+                status = "survived" if done.returncode == 0 else "killed"
+                if done.returncode in (4, 5):
+                    sys.exit(f"pytest could not run {target.tests}: exit {done.returncode}")
+            except subprocess.TimeoutExpired:
+                status = "timeout"
+            finally:
+                module.write_text(source)
+        finally:
+            slots.put(copy)
+        return Outcome(
+            f"hand-made {number}",
+            "module constant",
+            status,
+            fold(mutant.original.splitlines()),
+            fold(mutant.mutated.splitlines()),
+        )
+
+    with ThreadPoolExecutor(2) as pool:
+        return list(pool.map(run, range(1, len(mutants) + 1), mutants))
+
+
+# -- the equivalent mutants of tests/MUTANTS.md --------------------------------------
+
+
+def listed_equivalents() -> set[tuple[str, str, str]]:
+    """(function, original, mutated) of every row of the tables in tests/MUTANTS.md."""
+    text = (ROOT / "tests" / "MUTANTS.md").read_text()
+    rows = set()
+    for line in text.splitlines():
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if len(cells) < 3 or not cells[1].startswith("`"):
+            continue
+        original, arrow, mutated = cells[1].partition("` → `")
+        if arrow:
+            rows.add((cells[0].strip("`"), original[1:], mutated[:-1]))
+    return rows
+
+
+def is_listed(outcome: Outcome, listed: set[tuple[str, str, str]]) -> bool:
+    return (outcome.function, outcome.removed, outcome.added) in listed
+
+
+# -- the command --------------------------------------------------------------------
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("targets", nargs="*", help=f"any of {', '.join(TARGETS)} (default: all)")
+    parser.add_argument("--quick", action="store_true", help="a seeded sample, for CI")
+    options = parser.parse_args()
+    names = [resolve(t) for t in options.targets] or list(TARGETS)
+    listed = listed_equivalents()
+    started = time.monotonic()
+    failed = False
+    summary = []
+    for name in names:
+        target = TARGETS[name]
+        began = time.monotonic()
+        hand = [m for m in HAND_MADE if m.target == name]
+        keys = None
+        if options.quick:
+            rng = random.Random(f"{QUICK_SEED}-{name}")
+            every = selected(target, mutant_names(target.path))
+            keys = sorted(rng.sample(every, min(QUICK_MUTMUT, len(every))))
+            hand = rng.sample(hand, min(QUICK_HAND, len(hand)))
+        print(f"== {name}: {target.path}, tests {' '.join(target.tests)}", flush=True)
+        outcomes = run_mutmut(name, target, keys) + run_hand_made(name, target, hand)
+        killed = sum(o.killed for o in outcomes)
+        score = killed / len(outcomes) if outcomes else 1.0
+        survivors = [o for o in outcomes if not o.killed]
+        unlisted = [o for o in survivors if not is_listed(o, listed)]
+        for o in survivors:
+            mark = "equivalent (MUTANTS.md)" if is_listed(o, listed) else "NOT LISTED"
+            print(f"  {o.status}: {o.name} [{o.function}] {mark}")
+            print(f"      - {o.removed}\n      + {o.added}")
+        line = (
+            f"{name:<11} {score:7.1%}  {killed}/{len(outcomes)} killed, "
+            f"{len(survivors) - len(unlisted)} listed equivalent, {len(unlisted)} unlisted "
+            f"({time.monotonic() - began:.0f} s)"
+        )
+        print(line, flush=True)
+        summary.append(line)
+        if unlisted or (not options.quick and score < PASS_MARK):
+            failed = True
+    print("\n== mutation scores" + (" (quick sample)" if options.quick else ""))
+    print("\n".join(summary))
+    print(f"total time {time.monotonic() - started:.0f} s")
+    return 1 if failed else 0
+
+
+def resolve(name: str) -> str:
+    if name in TARGETS:
+        return name
+    for key, target in TARGETS.items():
+        if name in (target.path, target.path.removeprefix("chatmem/")):
+            return key
+    sys.exit(f"unknown target {name!r}: choose from {', '.join(TARGETS)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

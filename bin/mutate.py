@@ -76,7 +76,7 @@ class HandMutant:
 HAND_MADE = [
     HandMutant("tools", r'r"^[a-zA-Z0-9_-]{1,64}$"', r'r"^[a-zA-Z0-9_-]{1,65}$"'),
     HandMutant("tools", r'r"^[a-zA-Z0-9_-]{1,64}$"', r'r"^[a-zA-Z0-9_./-]{1,64}$"'),
-    HandMutant("tools", r'r"^[a-zA-Z0-9_-]{1,64}$"', r'r"^[a-zA-Z0-9_-]{1,64}"'),
+    HandMutant("tools", r'r"^[a-zA-Z0-9_-]{1,64}$"', r'r"^[a-zA-Z0-9_-]{2,64}$"'),
     HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"[+]?\d+\s*"'),
     HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*[+]?\d+"'),
     HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*\d+\s*"'),

@@ -55,7 +55,8 @@ def test_settings_are_validated_and_audited(memory: Any, db: Any, admin: Any) ->
     with pytest.raises(ChatmemError) as caught:
         memory.set_setting("self_destruct", True, actor=admin)
     assert caught.value.code == "invalid_params"
-    with pytest.raises(ChatmemError):
+    with pytest.raises(ChatmemError) as caught:
         memory.set_setting("auto_summarize", "yes", actor=admin)
+    assert (caught.value.code, caught.value.details) == ("invalid_params", {"field": "value"})
     snap = memory.set_setting("auto_summarize", True, actor=admin)
     assert (snap.memory_enabled, snap.require_approval, snap.auto_summarize) == (True, True, True)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from chatmem import ChatmemError
 from chatmem.config import DEFAULTS
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
@@ -26,7 +27,8 @@ def test_the_plug_in_example_works(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     namespace: dict[str, Any] = {"__name__": "readme_example"}
     exec(compile(code, "README.md", "exec"), namespace)
     app = namespace["create_app"]()
-    app.config["SQLALCHEMY_DATABASE_URI"]  # noqa: B018 - the example configured it
+    assert app.config["SQLALCHEMY_DATABASE_URI"] == "sqlite:///chatmem-example.db"
+    assert (Path(app.instance_path) / "chatmem-example.db").is_file()  # migrated there
     memory = namespace["memory"]
 
     class User:
@@ -36,7 +38,7 @@ def test_the_plug_in_example_works(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
     with app.app_context():
         memory.set_setting("require_approval", False, actor=User())
-        memory.call_tool(
+        proposed = memory.call_tool(
             "remember",
             {
                 "type": "guardrail",
@@ -51,7 +53,9 @@ def test_the_plug_in_example_works(tmp_path: Path, monkeypatch: pytest.MonkeyPat
             "post_id": 7,
             "title": "t",
         }
-        with pytest.raises(Exception) as caught:
+        assert proposed["status"] == "publish"
+        with pytest.raises(ChatmemError) as caught:
             memory.call_tool("update-post", {"post_id": "3", "title": "t"}, user=User())
-        assert getattr(caught.value, "code", None) == "blocked_by_memory"
+        assert caught.value.code == "blocked_by_memory"
+        assert caught.value.details["guidance_id"] == proposed["id"]
         namespace["db"].engine.dispose()

@@ -253,8 +253,12 @@ def test_a_killed_worker_leaves_nothing_half_applied(
 ) -> None:
     acked: set[str] = set()
     unknown: set[str] = set()
+    # Writers with a write acknowledged that they sent before / after the kill.
+    before_kill: set[int] = set()
+    after_kill: set[int] = set()
+    killed = threading.Event()
     stop = threading.Event()
-    lock = threading.Lock()
+    progress = threading.Condition()
 
     def stream(writer: int) -> None:
         conn = server.connection()
@@ -262,18 +266,22 @@ def test_a_killed_worker_leaves_nothing_half_applied(
             if stop.is_set():
                 break
             title = f"w{writer}-{n}"
+            sent_after_kill = killed.is_set()
             try:
                 status, data = conn.request(
                     "POST", "/t/call", {"tool": "add-post", "arguments": {"title": title}}
                 )
             except OSError:  # the worker died under this request: outcome unknown
-                with lock:
+                with progress:
                     unknown.add(title)
                 conn.close()
                 conn = server.connection()
                 continue
-            with lock:
+            with progress:
                 (acked if status == 200 else unknown).add(title)
+                if status == 200:
+                    (after_kill if sent_after_kill else before_kill).add(writer)
+                    progress.notify_all()
         conn.close()
 
     def held() -> None:
@@ -290,24 +298,32 @@ def test_a_killed_worker_leaves_nothing_half_applied(
     holder = threading.Thread(target=held)
     for thread in writers:
         thread.start()
-    time.sleep(0.5)
+    with progress:
+        assert progress.wait_for(lambda: len(before_kill) == 4, timeout=60), before_kill
     holder.start()
     victim = _wait_for_holder(tmp_path)
     os.kill(victim, signal.SIGKILL)
-    time.sleep(1.5)  # the master replaces the worker; writes go on meanwhile
+    killed.set()
+    server.wait_for_workers(2, gone=victim)  # the master forks a fresh worker
+    with progress:  # every writer carries on past the kill
+        assert progress.wait_for(lambda: len(after_kill) == 4, timeout=60), after_kill
     stop.set()
     for thread in (*writers, holder):
         thread.join(timeout=30)
         assert not thread.is_alive()
-    assert len(acked) > 20
 
-    # The server still works with a fresh worker.
-    conn = server.connection()
-    assert (
-        conn.request("POST", "/t/call", {"tool": "add-post", "arguments": {"title": "after"}})[0]
-        == 200
-    )
-    conn.close()
+    # Both workers, the fresh one included, still write.
+    pools = server.pinned(1)
+    assert victim not in pools
+    after = set()
+    for pid, (conn,) in pools.items():
+        title = f"after-{pid}"
+        status, _data = conn.request(
+            "POST", "/t/call", {"tool": "add-post", "arguments": {"title": title}}
+        )
+        assert status == 200
+        after.add(title)
+        conn.close()
 
     with deployed.app_context():
         host = deployed.extensions["test_host"]
@@ -318,10 +334,10 @@ def test_a_killed_worker_leaves_nothing_half_applied(
             for e in db.session.query(LedgerEntry).filter_by(tool="add-post", outcome="ok")
         )
     assert "HELD" not in posts and "HELD" not in ledgered  # rolled back with its worker
-    assert acked | {"after"} <= set(posts)  # every acknowledged write is there
+    assert acked | after <= set(posts)  # every acknowledged write is there
     assert posts == ledgered  # each effect with its ledger row, once; nothing half-applied
     assert max(posts.values()) == 1
-    assert set(posts) - acked - {"after"} <= unknown
+    assert set(posts) - acked - after <= unknown
 
 
 def _wait_for_holder(tmp_path: Path) -> int:

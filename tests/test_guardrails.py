@@ -8,7 +8,13 @@ import pytest
 
 from chatmem import BlockedByMemory
 from chatmem.memory import guidance
-from chatmem.memory.guardrails import canonical_id, parse_target, target_warning
+from chatmem.memory.block import active_entries
+from chatmem.memory.guardrails import (
+    GuardrailIndex,
+    canonical_id,
+    parse_target,
+    target_warning,
+)
 from chatmem.memory.models import Guidance, LedgerEntry
 
 
@@ -194,7 +200,9 @@ def test_read_only_tools_are_never_blocked(memory: Any, db: Any, admin: Any, edi
     guard(db, admin, "get-post")
     guard(db, admin, "post_id:42")
     assert memory.call_tool("get-post", {"post_id": 42}, user=editor)["id"] == 42
-    assert target_warning("get-post", "chatmem", ["get-post", "recall"]) is not None
+    assert target_warning("get-post", "chatmem", ["get-post", "recall"]) == (
+        "this tool is read-only: the guardrail never blocks"
+    )
     assert ledger(db) == []
 
 
@@ -210,6 +218,7 @@ def test_parse_and_canonical_helpers() -> None:
     assert parse_target("post_id: 042", "chatmem").value == "42"
     assert parse_target("chatmem/Create-User", "chatmem").value == "create-user"
     assert parse_target("elsewhere/create-user", "chatmem").key is None
+    assert parse_target("chatmem/other/create-user", "chatmem").key is None
     assert canonical_id(True) is None
     assert canonical_id(" 0042 ") == "42"
     assert canonical_id("abc") == "abc"
@@ -330,3 +339,48 @@ def test_the_resolver_gets_numeric_ids_as_integers(
     with_link_tool(memory)
     assert memory.call_tool("link-posts", {"post_id": 7, "id": "slug"}, user=editor)
     assert asked == [42, 7, "slug"]
+
+
+@pytest.mark.parametrize("target", [None, "", "  ", "chatmem/other/create-user", "tool:a/b"])
+def test_the_screen_warns_about_targets_that_can_never_match(target: str | None) -> None:
+    assert target_warning(target, "chatmem", ["recall"]) == "this target never matches"
+
+
+def test_a_text_id_is_compared_whole_colons_included(
+    memory: Any, db: Any, admin: Any, editor: Any
+) -> None:
+    with_link_tool(memory)
+    rule = guard(db, admin, "id:urn:post:42")
+    assert refused_by(memory, editor, "link-posts", {"post_id": 7, "id": "urn:post:42"}) == rule.id
+    assert memory.call_tool("link-posts", {"post_id": 7, "id": "post:42"}, user=editor)
+
+
+def test_the_resolver_is_asked_only_when_a_post_type_guardrail_exists(
+    memory: Any, db: Any, ctx: Any, admin: Any, editor: Any
+) -> None:
+    guard(db, admin, "post_id:42")
+
+    def broken(post_id: Any) -> str | None:
+        raise RuntimeError("the posts database is down")
+
+    memory.post_type_resolver(broken)
+    memory.call_tool("update-post", {"post_id": 7, "title": "fine"}, user=editor)
+    assert title_of(db, ctx, 7) == "fine"
+
+
+def test_a_post_of_no_known_type_matches_no_post_type_guardrail(
+    memory: Any, db: Any, admin: Any, editor: Any
+) -> None:
+    with_link_tool(memory)
+    guard(db, admin, "post_type:xxxx")  # what a missing type must never be taken for
+    assert memory.call_tool("link-posts", {"post_id": 999}, user=editor) == {"linked": [999, None]}
+
+
+def test_the_index_counts_the_enforced_guardrails(db: Any, admin: Any, editor: Any) -> None:
+    for target in ("create-user", "post_id:42", "post_id:42", "post_type:page"):
+        guard(db, admin, target)
+    guard(db, admin, "post_id:7", severity="warn")
+    guard(db, admin, "nowhere:7")
+    index = GuardrailIndex.build(active_entries(db), "chatmem")
+    assert len(index) == 4
+    assert len(GuardrailIndex.build([], "chatmem")) == 0

@@ -52,14 +52,20 @@ class Target:
 TARGETS = {
     "tools": Target(
         "chatmem/tools.py",
-        ("tests/test_dispatch.py", "tests/test_guardrails.py", "tests/test_module_switch.py"),
+        (
+            "tests/test_tools.py",
+            "tests/test_dispatch.py",
+            "tests/test_ledger.py",
+            "tests/test_guardrails.py",
+            "tests/test_module_switch.py",
+        ),
     ),
     "guardrails": Target("chatmem/memory/guardrails.py", ("tests/test_guardrails.py",)),
     "block": Target("chatmem/memory/block.py", ("tests/test_block.py",)),
     # Recording and the digest; the secret rules (redact, redact_text) are scored elsewhere.
     "ledger": Target(
         "chatmem/memory/ledger.py",
-        ("tests/test_dispatch.py",),
+        ("tests/test_ledger.py", "tests/test_dispatch.py"),
         ("x_record", "x_entries", "x_digest", "x_describe"),
     ),
 }

@@ -314,22 +314,31 @@ def run_hand_made(name: str, target: Target, mutants: list[HandMutant]) -> list[
 # -- the equivalent mutants of tests/MUTANTS.md --------------------------------------
 
 
-def listed_equivalents() -> set[tuple[str, str, str]]:
-    """(function, original, mutated) of every row of the tables in tests/MUTANTS.md."""
+Listed = set[tuple[str, str, str, str]]
+
+
+def listed_equivalents() -> Listed:
+    """(module, function, original, mutated) of each table row in tests/MUTANTS.md.
+
+    A table belongs to the module its `## chatmem/...` heading names.
+    """
     text = (ROOT / "tests" / "MUTANTS.md").read_text()
     rows = set()
+    module = ""
     for line in text.splitlines():
+        if line.startswith("## "):
+            module = line[3:].split()[0]
         cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
         if len(cells) < 3 or not cells[1].startswith("`"):
             continue
         original, arrow, mutated = cells[1].partition("` → `")
         if arrow:
-            rows.add((cells[0].strip("`"), original[1:], mutated[:-1]))
+            rows.add((module, cells[0].strip("`"), original[1:], mutated[:-1]))
     return rows
 
 
-def is_listed(outcome: Outcome, listed: set[tuple[str, str, str]]) -> bool:
-    return (outcome.function, outcome.removed, outcome.added) in listed
+def is_listed(target: Target, outcome: Outcome, listed: Listed) -> bool:
+    return (target.path, outcome.function, outcome.removed, outcome.added) in listed
 
 
 # -- the command --------------------------------------------------------------------
@@ -360,9 +369,9 @@ def main() -> int:
         killed = sum(o.killed for o in outcomes)
         score = killed / len(outcomes) if outcomes else 1.0
         survivors = [o for o in outcomes if not o.killed]
-        unlisted = [o for o in survivors if not is_listed(o, listed)]
+        unlisted = [o for o in survivors if not is_listed(target, o, listed)]
         for o in survivors:
-            mark = "equivalent (MUTANTS.md)" if is_listed(o, listed) else "NOT LISTED"
+            mark = "equivalent (MUTANTS.md)" if is_listed(target, o, listed) else "NOT LISTED"
             print(f"  {o.status}: {o.name} [{o.function}] {mark}")
             print(f"      - {o.removed}\n      + {o.added}")
         line = (

@@ -8,8 +8,12 @@ snippet replaced by another) is run against the same focused tests.
 
 A mutant the tests do not kill must be listed in tests/MUTANTS.md with the
 reason it is equivalent. The command fails when a survivor is not listed, or
-(full run) when a target scores under 90%. `--quick` runs a fixed,
-seeded sample of the mutants (a few minutes on two cores), for CI.
+(full run) when a target scores under 90%.
+
+`--quick` runs a fixed, seeded sample for CI: a few of mutmut's mutants and
+hand-made ones per target, switched on one at a time in mutmut's trampolined
+module by MUTANT_UNDER_TEST, without mutmut's coverage pass and clean run
+(which alone cost two runs of the focused tests).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -180,8 +185,8 @@ def selected(target: Target, keys: list[str]) -> list[str]:
     return [k for k in keys if any(p in k for p in prefixes)]
 
 
-def run_mutmut(name: str, target: Target, keys: list[str] | None) -> list[Outcome]:
-    """Run mutmut on `target` (all its selected mutants, or exactly `keys`)."""
+def run_mutmut(name: str, target: Target) -> list[Outcome]:
+    """Run mutmut on `target`: every mutant of its selected functions."""
     work = WORK / name
     settings = (
         f"only_mutate = {toml_list([target.path])}\n"
@@ -189,12 +194,7 @@ def run_mutmut(name: str, target: Target, keys: list[str] | None) -> list[Outcom
     )
     scratch_copy(work, settings)
     module = target.path[:-3].replace("/", ".")
-    if keys is not None:
-        patterns = keys
-    elif target.functions is not None:
-        patterns = [f"{module}.{f}__mutmut_*" for f in target.functions]
-    else:
-        patterns = []
+    patterns = [f"{module}.{f}__mutmut_*" for f in target.functions or ()]
     log = work / "mutmut.log"
     mutmut = Path(sys.executable).with_name("mutmut")
     with log.open("wb") as out:
@@ -209,8 +209,7 @@ def run_mutmut(name: str, target: Target, keys: list[str] | None) -> list[Outcom
     if done.returncode != 0:
         sys.exit(f"mutmut failed on {target.path} (exit {done.returncode}); see {log}")
     meta = json.loads((work / "mutants" / f"{target.path}.meta").read_text())
-    every = list(meta["exit_code_by_key"])
-    wanted = set(keys) if keys is not None else set(selected(target, every))
+    wanted = set(selected(target, list(meta["exit_code_by_key"])))
     from mutmut.stats import status_by_exit_code
 
     outcomes = []
@@ -229,9 +228,13 @@ def mutmut_diff(work: Path, key: str, path: str) -> tuple[str, str]:
     from mutmut.mutation.diff_apply import get_diff_for_mutant
 
     with chdir(work):
-        diff = get_diff_for_mutant(key, path=path).splitlines()
-    removed = [line[1:] for line in diff if line.startswith("-") and not line.startswith("---")]
-    added = [line[1:] for line in diff if line.startswith("+") and not line.startswith("+++")]
+        return diff_sides(get_diff_for_mutant(key, path=path))
+
+
+def diff_sides(diff: str) -> tuple[str, str]:
+    lines = diff.splitlines()
+    removed = [line[1:] for line in lines if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
     return fold(removed), fold(added)
 
 
@@ -249,16 +252,24 @@ def chdir(path: Path) -> Iterator[None]:
         os.chdir(before)
 
 
-# -- hand-made mutants --------------------------------------------------------------
+# -- mutants run by plain pytest in scratch copies -------------------------------------
 
 
-def run_hand_made(name: str, target: Target, mutants: list[HandMutant]) -> list[Outcome]:
-    """Each mutant applied to a scratch copy, its focused tests run by plain pytest."""
-    if not mutants:
-        return []
-    slots: Queue[Path] = Queue()
+@dataclass(frozen=True)
+class Job:
+    """One mutant for `run_in_copies`: the module's text, and the mutant to switch on."""
+
+    name: str
+    function: str
+    source: str
+    mutant_under_test: str = ""  # a mutmut key: its trampolines pick that mutant
+
+
+def copies(name: str) -> list[Path]:
+    """Two scratch copies, checked to be what their tests import."""
+    made = []
     for slot in range(2):
-        copy = WORK / f"{name}-hand-{slot}"
+        copy = WORK / f"{name}-copy-{slot}"
         scratch_copy(copy)
         imported = subprocess.run(
             [sys.executable, "-c", "import chatmem; print(chatmem.__file__)"],
@@ -269,46 +280,127 @@ def run_hand_made(name: str, target: Target, mutants: list[HandMutant]) -> list[
             check=True,
         ).stdout.strip()
         assert imported.startswith(str(copy)), f"the tests would import {imported}, not the copy"
-        slots.put(copy)
+        made.append(copy)
+    return made
 
-    def run(number: int, mutant: HandMutant) -> Outcome:
+
+def run_in_copies(name: str, target: Target, jobs: list[Job]) -> dict[str, str]:
+    """Each job's module text written into one of two scratch copies, the focused tests
+    run there by `pytest -x`; the status of each job by name."""
+    if not jobs:
+        return {}
+    slots: Queue[Path] = Queue()
+    for copy in copies(name):
+        slots.put(copy)
+    original = (ROOT / target.path).read_text()
+
+    def run(job: Job) -> str:
         copy = slots.get()
+        module = copy / target.path
+        module.write_text(job.source)
         try:
-            module = copy / target.path
-            source = (ROOT / target.path).read_text()
-            count = source.count(mutant.original)
-            if count != 1:
-                sys.exit(f"hand-made mutant: {mutant.original!r} occurs {count}x in {target.path}")
-            module.write_text(source.replace(mutant.original, mutant.mutated))
-            try:
-                done = subprocess.run(
-                    [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
-                    + list(target.tests),
-                    cwd=copy,
-                    env=test_env(),
-                    capture_output=True,
-                    timeout=HAND_TIMEOUT,
-                    check=False,
-                )
-                status = "survived" if done.returncode == 0 else "killed"
-                if done.returncode in (4, 5):
-                    sys.exit(f"pytest could not run {target.tests}: exit {done.returncode}")
-            except subprocess.TimeoutExpired:
-                status = "timeout"
-            finally:
-                module.write_text(source)
+            done = subprocess.run(
+                [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+                + list(target.tests),
+                cwd=copy,
+                env={**test_env(), "MUTANT_UNDER_TEST": job.mutant_under_test},
+                capture_output=True,
+                timeout=HAND_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return "timeout"
         finally:
+            module.write_text(original)
             slots.put(copy)
-        return Outcome(
-            f"hand-made {number}",
-            "module constant",
-            status,
+        if done.returncode in (4, 5):
+            sys.exit(f"pytest could not run {target.tests}: exit {done.returncode}")
+        return "survived" if done.returncode == 0 else "killed"
+
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip((j.name for j in jobs), pool.map(run, jobs), strict=True))
+
+
+def run_hand_made(name: str, target: Target, mutants: list[HandMutant]) -> list[Outcome]:
+    source = (ROOT / target.path).read_text()
+    jobs = []
+    for number, mutant in enumerate(mutants, 1):
+        count = source.count(mutant.original)
+        if count != 1:
+            sys.exit(f"hand-made mutant: {mutant.original!r} occurs {count}x in {target.path}")
+        mutated = source.replace(mutant.original, mutant.mutated)
+        jobs.append(Job(f"hand-made {number}", "module constant", mutated))
+    status = run_in_copies(name, target, jobs)
+    return [
+        Outcome(
+            job.name,
+            job.function,
+            status[job.name],
             fold(mutant.original.splitlines()),
             fold(mutant.mutated.splitlines()),
         )
+        for job, mutant in zip(jobs, mutants, strict=True)
+    ]
 
-    with ThreadPoolExecutor(2) as pool:
-        return list(pool.map(run, range(1, len(mutants) + 1), mutants))
+
+# Imports pytest, the conftest and the test modules once, then forks a child per
+# mutant (as mutmut's own runner does): a child costs its tests, not a start-up.
+WARM_RUNNER = """
+import os, signal, sys
+import pytest
+tests = ["-p", "no:cacheprovider", *sys.argv[2:]]
+pytest.main(["--collect-only", "-qq", *tests])
+for key in sys.stdin.read().split():
+    pid = os.fork()
+    if pid == 0:
+        os.environ["MUTANT_UNDER_TEST"] = key
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(quiet, 1)
+        os.dup2(quiet, 2)
+        signal.alarm(int(sys.argv[1]))
+        os._exit(int(pytest.main(["-x", "-q", *tests])))
+    print("exit", key, os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+"""
+
+
+def run_sample(name: str, target: Target, keys: list[str]) -> list[Outcome]:
+    """mutmut's mutants of `keys`, without mutmut's coverage pass and clean run (two runs
+    of the focused tests): its trampolined module in a scratch copy, each mutant switched
+    on by MUTANT_UNDER_TEST in a child of a warm pytest process."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+    from mutmut.mutation.file_mutation import mutate_file_contents
+
+    with chdir(ROOT):
+        trampolined = mutate_file_contents(target.path, (ROOT / target.path).read_text()).code
+    shares = [["fail", *keys[0::2]], keys[1::2]]  # "fail": every mutated function raises
+    runners = []
+    for copy, share in zip(copies(name), shares, strict=True):
+        (copy / target.path).write_text(trampolined)
+        command = [sys.executable, "-c", WARM_RUNNER, str(HAND_TIMEOUT), *target.tests]
+        runner = subprocess.Popen(
+            command, cwd=copy, env=test_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        runners.append((runner, share))
+    codes: dict[str, int] = {}
+    for runner, share in runners:
+        out, _ = runner.communicate("\n".join(share).encode())
+        results = (line.split() for line in out.decode().splitlines())
+        codes.update((words[1], int(words[2])) for words in results if words[:1] == ["exit"])
+    missing = set(keys) - set(codes)
+    if missing or codes.pop("fail", 0) == 0:
+        sys.exit(f"the sample of {target.path} did not run: {sorted(missing) or 'fail passed'}")
+    outcomes = []
+    for key in keys:
+        code = codes[key]
+        status = "survived" if code == 0 else "timeout" if code == -signal.SIGALRM else "killed"
+        if code in (4, 5):
+            sys.exit(f"pytest could not run {target.tests}: exit {code}")
+        outcome = Outcome(key, function_of(key), status)
+        if not outcome.killed:
+            diff = get_diff_for_mutant(key, source=trampolined, path=target.path)
+            outcome.removed, outcome.added = diff_sides(diff)
+        outcomes.append(outcome)
+    return outcomes
 
 
 # -- the equivalent mutants of tests/MUTANTS.md --------------------------------------
@@ -365,7 +457,8 @@ def main() -> int:
             keys = sorted(rng.sample(every, min(QUICK_MUTMUT, len(every))))
             hand = rng.sample(hand, min(QUICK_HAND, len(hand)))
         print(f"== {name}: {target.path}, tests {' '.join(target.tests)}", flush=True)
-        outcomes = run_mutmut(name, target, keys) + run_hand_made(name, target, hand)
+        outcomes = run_mutmut(name, target) if keys is None else run_sample(name, target, keys)
+        outcomes += run_hand_made(name, target, hand)
         killed = sum(o.killed for o in outcomes)
         score = killed / len(outcomes) if outcomes else 1.0
         survivors = [o for o in outcomes if not o.killed]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from chatmem import ChatmemError
@@ -266,3 +267,90 @@ def test_canonicalisation_does_not_depend_on_key_order(
 def test_a_schema_without_properties_passes_arguments_through(memory: Any, editor: Any) -> None:
     register(memory, "loose", {"type": "object"})
     assert memory.call_tool("loose", {"n": "042"}, user=editor) == {"got": {"n": "042"}}
+
+
+# -- what a refused input is told -----------------------------------------------------
+
+TAKEAWAY = {"type": "fact", "text": "x"}
+MESSAGES = [
+    ("recall", {"limit": "ten"}, "limit", "limit must be of type integer."),
+    (
+        "recall",
+        {"type": "opinion"},
+        "type",
+        "type must be one of: guardrail, fact, convention, instruction.",
+    ),
+    ("recall", {"topic": "x" * 201}, "topic", "topic is longer than 200 characters."),
+    ("recall", {"limit": 0}, "limit", "limit must be at least 1."),
+    ("recall", {"limit": 101}, "limit", "limit must be at most 100."),
+    ("recall", {"type": "opinion", "limit": 0}, "limit", "limit must be at least 1."),
+    ("recall", {"colour": "red"}, "colour", "colour is not an accepted field."),
+    ("recall", {"limit": 5, "zebra": 1}, "zebra", "zebra is not an accepted field."),
+    ("remember", {"text": "x"}, "type", "type is required."),
+    ("remember", {"type": "fact", "text": "   "}, "text", "text must not be blank."),
+    ("save-session-summary", {"summary": ""}, "summary", "summary must not be empty."),
+    (
+        "save-session-summary",
+        {"summary": "ok", "takeaways": [TAKEAWAY] * 21},
+        "takeaways",
+        "takeaways has more than 20 items.",
+    ),
+    (
+        "save-session-summary",
+        {"summary": "ok", "takeaways": {"type": "fact"}},
+        "takeaways",
+        "takeaways must be of type array.",
+    ),
+    (
+        "save-session-summary",
+        {"summary": "ok", "takeaways": [TAKEAWAY, {"type": "fact"}]},
+        "takeaways/1/text",
+        "takeaways/1/text is required.",
+    ),
+    (
+        "save-session-summary",
+        {"summary": "ok", "takeaways": [{**TAKEAWAY, "colour": "red"}]},
+        "takeaways/0/colour",
+        "takeaways/0/colour is not an accepted field.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "field", "message"), MESSAGES)
+def test_a_refused_input_is_told_which_field_and_why(
+    memory: Any, editor: Any, tool: str, arguments: Any, field: str, message: str
+) -> None:
+    error = error_of(memory, editor, tool, arguments)
+    assert (error.code, error.details, error.message) == (
+        "invalid_params",
+        {"field": field},
+        message,
+    )
+
+
+LIMITS = {
+    "type": "object",
+    "properties": {
+        "n": {"type": "integer", "multipleOf": 5},
+        "word": {"const": "y" * 300},
+        "a": {"type": "integer"},
+        "b": {"type": "integer"},
+    },
+    "maxProperties": 1,
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [({"n": 7}, "n"), ({"word": "no"}, "word"), ({"a": 1, "b": 2}, "arguments")],
+)
+def test_other_rules_quote_the_validator_cut_to_200_characters(
+    memory: Any, editor: Any, arguments: dict[str, Any], field: str
+) -> None:
+    register(memory, "limits", LIMITS)
+    [expected] = Draft202012Validator(LIMITS).iter_errors(arguments)
+    error = error_of(memory, editor, "limits", arguments)
+    assert (error.details, error.message) == (
+        {"field": field},
+        f"{field}: {expected.message[:200]}",
+    )

@@ -35,7 +35,10 @@ def test_memory_off_turns_everything_off(memory: Any, db: Any, admin: Any, edito
     ]:
         with pytest.raises(ChatmemError) as caught:
             memory.call_tool(name, args, user=editor)
-        assert caught.value.code == "memory_disabled"  # the tools
+        assert (caught.value.code, caught.value.message) == (
+            "memory_disabled",
+            "Project memory is switched off on this site.",
+        )  # the tools
     assert memory.call_tool(
         "update-post", {"post_id": 3, "title": "ok"}, user=editor
     )  # enforcement

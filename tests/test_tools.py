@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -9,7 +10,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from chatmem import ChatmemError
-from chatmem.memory.models import LedgerEntry, Session
+from chatmem.memory.models import LedgerEntry, Session, utcnow
 
 OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -182,6 +183,16 @@ def test_a_reused_context_reads_the_state_again(memory: Any, admin: Any, editor:
     assert caught.value.code == "memory_disabled"
 
 
+def test_a_session_in_use_is_not_ended_as_idle(memory: Any, db: Any, editor: Any) -> None:
+    sid = memory.start_session(editor, "python")
+    db.session.get(Session, sid).last_seen_at = utcnow() - timedelta(minutes=31)
+    db.session.commit()
+    memory.call_tool("recall", {}, user=editor, session_id=sid)  # a read touches it too
+    assert memory.sweep() == 0
+    db.session.expire_all()
+    assert db.session.get(Session, sid).ended_at is None
+
+
 def test_no_user_is_unauthorized_and_nothing_is_written(memory: Any, db: Any) -> None:
     error = error_of(memory, None, "update-post", {"post_id": 7, "title": "t"})
     assert (error.code, error.message) == (
@@ -273,6 +284,8 @@ def test_a_schema_without_properties_passes_arguments_through(memory: Any, edito
 
 TAKEAWAY = {"type": "fact", "text": "x"}
 MESSAGES = [
+    ("recall", ["not", "an", "object"], "arguments", "Tool arguments must be a JSON object."),
+    ("remember", "fact: x", "arguments", "Tool arguments must be a JSON object."),
     ("recall", {"limit": "ten"}, "limit", "limit must be of type integer."),
     (
         "recall",

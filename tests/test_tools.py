@@ -183,6 +183,15 @@ def test_a_reused_context_reads_the_state_again(memory: Any, admin: Any, editor:
     assert caught.value.code == "memory_disabled"
 
 
+def test_a_session_is_touched_at_most_every_30_seconds(memory: Any, db: Any, editor: Any) -> None:
+    sid = memory.start_session(editor, "python")
+    started = db.session.get(Session, sid).last_seen_at
+    memory.call_tool("recall", {}, user=editor, session_id=sid)
+    memory.call_tool("update-post", {"post_id": 7, "title": "x"}, user=editor, session_id=sid)
+    db.session.expire_all()
+    assert db.session.get(Session, sid).last_seen_at == started
+
+
 def test_a_session_in_use_is_not_ended_as_idle(memory: Any, db: Any, editor: Any) -> None:
     sid = memory.start_session(editor, "python")
     db.session.get(Session, sid).last_seen_at = utcnow() - timedelta(minutes=31)

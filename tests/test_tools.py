@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from typing import Any
 
@@ -163,6 +164,17 @@ def test_a_tool_that_asks_for_the_context_gets_the_caller(memory: Any, editor: A
         "channel": "rest",
     }
     assert (seen[0].user is editor, seen[0].user_name) == (True, "editor")
+
+
+def test_a_crashing_tool_is_logged_with_its_traceback(
+    memory: Any, editor: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="chatmem"):
+        assert error_of(memory, editor, "explode", {}).code == "tool_error"
+    [record] = [r for r in caplog.records if r.name == "chatmem"]
+    assert record.getMessage() == "tool explode failed"
+    assert record.exc_info is not None
+    assert str(record.exc_info[1]) == "secret internal detail"
 
 
 def test_a_result_that_is_not_an_object_is_wrapped(memory: Any, editor: Any) -> None:

@@ -39,8 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".mutate"
 PASS_MARK = 0.90
 QUICK_SEED = 16
-QUICK_MUTMUT = 14  # mutmut mutants per target in --quick
-QUICK_HAND = 3  # hand-made mutants per target in --quick
+QUICK_MUTMUT = 8  # mutmut mutants per target in --quick
+QUICK_HAND = 2  # hand-made mutants per target in --quick
 HAND_TIMEOUT = 300  # seconds; a hand-made mutant that hangs the tests counts as killed
 
 

@@ -41,7 +41,7 @@ PASS_MARK = 0.90
 QUICK_SEED = 16
 QUICK_MUTMUT = 8  # mutmut mutants per target in --quick
 QUICK_HAND = 2  # hand-made mutants per target in --quick
-HAND_TIMEOUT = 300  # seconds; a hand-made mutant that hangs the tests counts as killed
+RUN_TIMEOUT = 300  # seconds; a mutant that hangs its tests this long counts as killed
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ def scratch_copy(dest: Path, mutmut_settings: str = "") -> None:
     (dest / "pyproject.toml").write_text(pyproject.replace(header, header + mutmut_settings, 1))
 
 
-def test_env() -> dict[str, str]:
+def pytest_env() -> dict[str, str]:
     """SQLite (each test its own file, so mutants run side by side), no stale bytecode."""
     return {**os.environ, "CHATMEM_TEST_DATABASE_URL": "", "PYTHONDONTWRITEBYTECODE": "1"}
 
@@ -201,7 +201,7 @@ def run_mutmut(name: str, target: Target) -> list[Outcome]:
         done = subprocess.run(
             [str(mutmut), "run", *patterns],
             cwd=work,
-            env=test_env(),
+            env=pytest_env(),
             stdout=out,
             stderr=subprocess.STDOUT,
             check=False,
@@ -274,7 +274,7 @@ def copies(name: str) -> list[Path]:
         imported = subprocess.run(
             [sys.executable, "-c", "import chatmem; print(chatmem.__file__)"],
             cwd=copy,
-            env=test_env(),
+            env=pytest_env(),
             capture_output=True,
             text=True,
             check=True,
@@ -303,9 +303,9 @@ def run_in_copies(name: str, target: Target, jobs: list[Job]) -> dict[str, str]:
                 [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
                 + list(target.tests),
                 cwd=copy,
-                env={**test_env(), "MUTANT_UNDER_TEST": job.mutant_under_test},
+                env={**pytest_env(), "MUTANT_UNDER_TEST": job.mutant_under_test},
                 capture_output=True,
-                timeout=HAND_TIMEOUT,
+                timeout=RUN_TIMEOUT,
                 check=False,
             )
         except subprocess.TimeoutExpired:
@@ -376,9 +376,9 @@ def run_sample(name: str, target: Target, keys: list[str]) -> list[Outcome]:
     runners = []
     for copy, share in zip(copies(name), shares, strict=True):
         (copy / target.path).write_text(trampolined)
-        command = [sys.executable, "-c", WARM_RUNNER, str(HAND_TIMEOUT), *target.tests]
+        command = [sys.executable, "-c", WARM_RUNNER, str(RUN_TIMEOUT), *target.tests]
         runner = subprocess.Popen(
-            command, cwd=copy, env=test_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            command, cwd=copy, env=pytest_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
         runners.append((runner, share))
     codes: dict[str, int] = {}

@@ -89,7 +89,7 @@ class Tool:
     validator: Draft202012Validator = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not NAME_PATTERN.match(self.name):
+        if not NAME_PATTERN.fullmatch(self.name):
             raise ValueError(
                 f"Tool name {self.name!r} must match {NAME_PATTERN.pattern}: MCP clients and "
                 "the OpenAI and Anthropic APIs refuse other names."

@@ -38,6 +38,16 @@ class Server:
     def log_text(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]
 
+    def wait_for_workers(self, count: int, gone: int | None = None) -> list[int]:
+        """Wait until the master has `count` workers (and `gone` is not one of them)."""
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            pids = _worker_pids(self.process.pid)
+            if len(pids) == count and gone not in pids:
+                return pids
+            time.sleep(0.05)
+        raise AssertionError(f"gunicorn did not get back to {count} workers:\n{self.log_text()}")
+
     def pinned(self, per_worker: int, workers: int = 2) -> dict[int, list[Connection]]:
         """Keep-alive connections, `per_worker` to each worker (by the pid it answers)."""
         pools: dict[int, list[Connection]] = {}
@@ -134,7 +144,7 @@ def _wait_ready(server: Server, workers: int) -> None:
             conn = server.connection()
             status, _data = conn.request("GET", "/t/pid")
             conn.close()
-            if status in (200, 404) and _children(server.process.pid) >= workers:
+            if status in (200, 404) and len(_worker_pids(server.process.pid)) >= workers:
                 return
         except OSError:
             pass
@@ -142,11 +152,11 @@ def _wait_ready(server: Server, workers: int) -> None:
     raise AssertionError(f"gunicorn did not start in {START_TIMEOUT}s:\n{server.log_text()}")
 
 
-def _children(pid: int) -> int:
+def _worker_pids(pid: int) -> list[int]:
     try:
-        return len(Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
-        return 0
+        return []
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

@@ -184,10 +184,11 @@ def test_summary_attaches_the_digest_and_retries_are_harmless(
     )
     sid = memory.start_session(editor, "python")
     memory.call_tool("update-post", {"post_id": 7, "title": "New"}, user=editor, session_id=sid)
-    with pytest.raises(ChatmemError):
+    with pytest.raises(ChatmemError) as caught:
         memory.call_tool(
             "update-post", {"post_id": 3, "title": "Evil"}, user=editor, session_id=sid
         )
+    assert caught.value.code == "blocked_by_memory"
     args = {
         "summary": "Renamed post 7.",
         "takeaways": [{"type": "fact", "text": "Post 7 is the blog intro"}],
@@ -209,8 +210,7 @@ def test_summary_attaches_the_digest_and_retries_are_harmless(
 
 def test_sessions_belong_to_their_user(memory: Any, admin: Any, editor: Any) -> None:
     sid = memory.start_session(editor, "python")
-    expect = pytest.raises(ChatmemError)
-    with expect as caught:
+    with pytest.raises(ChatmemError) as caught:
         memory.call_tool("remember", {"type": "fact", "text": "x"}, user=admin, session_id=sid)
     assert caught.value.code == "not_found"
     memory.end_session(sid)

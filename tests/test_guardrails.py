@@ -8,16 +8,40 @@ import pytest
 
 from chatmem import BlockedByMemory
 from chatmem.memory import guidance
-from chatmem.memory.guardrails import canonical_id, parse_target, target_warning
-from chatmem.memory.models import LedgerEntry
+from chatmem.memory.block import active_entries
+from chatmem.memory.guardrails import (
+    GuardrailIndex,
+    canonical_id,
+    parse_target,
+    target_warning,
+)
+from chatmem.memory.models import Guidance, LedgerEntry
 
 
-def guard(db: Any, admin: Any, target: str, severity: str = "block") -> Any:
+def guard(db: Any, admin: Any, target: str, severity: str = "block", text: str = "") -> Any:
     return guidance.admin_add(
         db,
-        {"type": "guardrail", "text": f"guard {target}", "target": target, "severity": severity},
+        {
+            "type": "guardrail",
+            "text": text or f"guard {target}",
+            "target": target,
+            "severity": severity,
+        },
         actor_id=str(admin.id),
     )
+
+
+def refusal(memory: Any, user: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The details of the refusal this call gets (it must be refused)."""
+    with pytest.raises(BlockedByMemory) as caught:
+        memory.call_tool(name, arguments, user=user)
+    assert caught.value.code == "blocked_by_memory"
+    return caught.value.details
+
+
+def refused_by(memory: Any, user: Any, name: str, arguments: dict[str, Any]) -> int:
+    """The id of the guardrail that refused this call."""
+    return int(refusal(memory, user, name, arguments)["guidance_id"])
 
 
 def title_of(db: Any, app: Any, post_id: int) -> str:
@@ -26,6 +50,22 @@ def title_of(db: Any, app: Any, post_id: int) -> str:
 
 def ledger(db: Any) -> list[tuple[str, str]]:
     return [(e.tool, e.outcome) for e in db.session.query(LedgerEntry).order_by(LedgerEntry.id)]
+
+
+def with_link_tool(memory: Any) -> None:
+    """A host tool with both id inputs: `post_id` an integer, `id` of any JSON type."""
+
+    @memory.tool(
+        name="link-posts",
+        description="Link post_id to id.",
+        input_schema={
+            "type": "object",
+            "properties": {"post_id": {"type": "integer"}, "id": {}},
+            "required": ["post_id"],
+        },
+    )
+    def link_posts(post_id: int, id: Any = None) -> dict[str, Any]:
+        return {"linked": [post_id, id]}
 
 
 @pytest.mark.parametrize("spelling", ["42", 42, " 42", "042", "+42", 42.0])
@@ -56,30 +96,39 @@ def test_every_spelling_of_a_post_id_is_blocked(
 def test_tool_targets_in_every_form(
     memory: Any, db: Any, admin: Any, editor: Any, target: str
 ) -> None:
-    guard(db, admin, target)
-    with pytest.raises(BlockedByMemory):
-        memory.call_tool("create-user", {"username": "eve"}, user=editor)
+    rule = guard(db, admin, target)
+    assert refused_by(memory, editor, "create-user", {"username": "eve"}) == rule.id
     # The full name of the tool is refused the same way.
-    with pytest.raises(BlockedByMemory):
-        memory.call_tool("chatmem/create-user", {"username": "eve"}, user=editor)
-    assert memory.call_tool("update-post", {"post_id": 7, "title": "ok"}, user=editor)
+    assert refused_by(memory, editor, "chatmem/create-user", {"username": "eve"}) == rule.id
+    assert memory.call_tool("update-post", {"post_id": 7, "title": "ok"}, user=editor) == {
+        "id": 7,
+        "title": "ok",
+    }
+    assert ledger(db) == [("create-user", "blocked")] * 2 + [("update-post", "ok")]
 
 
 def test_id_key_and_other_posts(memory: Any, db: Any, ctx: Any, admin: Any, editor: Any) -> None:
-    guard(db, admin, "id:42")
-    with pytest.raises(BlockedByMemory):
-        memory.call_tool("update-post", {"post_id": "42", "title": "x"}, user=editor)
+    rule = guard(db, admin, "id:42")
+    assert refused_by(memory, editor, "update-post", {"post_id": "42", "title": "x"}) == rule.id
     memory.call_tool("update-post", {"post_id": 7, "title": "fine"}, user=editor)
-    assert title_of(db, ctx, 7) == "fine"
+    assert (title_of(db, ctx, 7), title_of(db, ctx, 42)) == ("fine", "Checkout")
 
 
 def test_post_type_resolves_through_the_host(
     memory: Any, db: Any, ctx: Any, admin: Any, editor: Any
 ) -> None:
-    guard(db, admin, "post_type:Header_Footer")
+    rule = guard(db, admin, "post_type:Header_Footer")
     with pytest.raises(BlockedByMemory) as caught:
         memory.call_tool("update-post", {"post_id": "003", "title": "hacked"}, user=editor)
-    assert "guard post_type:Header_Footer" in caught.value.message
+    assert caught.value.message == (
+        f"update-post was refused by project memory guardrail #{rule.id}: "
+        "guard post_type:Header_Footer"
+    )
+    assert caught.value.details == {
+        "guidance_id": rule.id,
+        "title": "guard post_type:Header_Footer",
+        "target": "post_type:Header_Footer",
+    }
     assert title_of(db, ctx, 3) == "Site header"
     memory.call_tool("update-post", {"post_id": 42, "title": "New checkout"}, user=editor)
     assert title_of(db, ctx, 42) == "New checkout"
@@ -93,12 +142,18 @@ def test_unknown_or_empty_targets_never_block(
     memory: Any, db: Any, admin: Any, editor: Any, target: str
 ) -> None:
     guard(db, admin, target)
-    memory.call_tool("update-post", {"post_id": 42, "title": "t"}, user=editor)
-    memory.call_tool("create-user", {"username": "u"}, user=editor)
+    assert memory.call_tool("update-post", {"post_id": 42, "title": "t"}, user=editor) == {
+        "id": 42,
+        "title": "t",
+    }
+    assert memory.call_tool("create-user", {"username": "u"}, user=editor) == {"created": "u"}
+    assert ledger(db) == [("update-post", "ok"), ("create-user", "ok")]
     assert target_warning(target, "chatmem", ["recall"]) == "this target never matches"
 
 
-def test_inert_guardrails_do_not_block(memory: Any, db: Any, admin: Any, editor: Any) -> None:
+def test_inert_guardrails_do_not_block(
+    memory: Any, db: Any, ctx: Any, admin: Any, editor: Any
+) -> None:
     aid = str(admin.id)
     proposed = memory.call_tool(
         "remember",
@@ -112,46 +167,58 @@ def test_inert_guardrails_do_not_block(memory: Any, db: Any, admin: Any, editor:
     )
     assert proposed["status"] == "pending"
     memory.call_tool("update-post", {"post_id": 42, "title": "a"}, user=editor)  # pending: inert
+    assert title_of(db, ctx, 42) == "a"
     guidance.approve(db, proposed["id"], actor_id=aid)
-    with pytest.raises(BlockedByMemory):
-        memory.call_tool("update-post", {"post_id": 42, "title": "b"}, user=editor)
+    assert (
+        refused_by(memory, editor, "update-post", {"post_id": 42, "title": "b"}) == proposed["id"]
+    )
+    assert title_of(db, ctx, 42) == "a"
     guidance.set_enabled(db, proposed["id"], False, actor_id=aid)
     memory.call_tool("update-post", {"post_id": 42, "title": "c"}, user=editor)  # switched off
+    assert title_of(db, ctx, 42) == "c"
     guidance.set_enabled(db, proposed["id"], True, actor_id=aid)
     guidance.trash(db, proposed["id"], actor_id=aid)
     memory.call_tool("update-post", {"post_id": 42, "title": "d"}, user=editor)  # trashed
+    assert title_of(db, ctx, 42) == "d"
+    assert [outcome for _tool, outcome in ledger(db)[1:]] == ["ok", "blocked", "ok", "ok"]
 
 
 def test_warn_severity_and_other_types_are_advisory(
-    memory: Any, db: Any, admin: Any, editor: Any
+    memory: Any, db: Any, ctx: Any, admin: Any, editor: Any
 ) -> None:
     guard(db, admin, "post_id:42", severity="warn")
+    guard(db, admin, "post_id:42", severity="info", text="info on 42")
     guidance.admin_add(
         db, {"type": "fact", "text": "f", "target": "post_id:42", "severity": "block"}, actor_id="1"
     )
     memory.call_tool("update-post", {"post_id": 42, "title": "allowed"}, user=editor)
+    assert title_of(db, ctx, 42) == "allowed"
+    assert ledger(db) == [("update-post", "ok")]
 
 
 def test_read_only_tools_are_never_blocked(memory: Any, db: Any, admin: Any, editor: Any) -> None:
     guard(db, admin, "get-post")
     guard(db, admin, "post_id:42")
     assert memory.call_tool("get-post", {"post_id": 42}, user=editor)["id"] == 42
-    assert target_warning("get-post", "chatmem", ["get-post", "recall"]) is not None
+    assert target_warning("get-post", "chatmem", ["get-post", "recall"]) == (
+        "this tool is read-only: the guardrail never blocks"
+    )
     assert ledger(db) == []
 
 
 def test_guardrail_on_a_memory_tool_applies_too(
     memory: Any, db: Any, admin: Any, editor: Any
 ) -> None:
-    guard(db, admin, "remember")
-    with pytest.raises(BlockedByMemory):
-        memory.call_tool("remember", {"type": "fact", "text": "x"}, user=editor)
+    rule = guard(db, admin, "remember")
+    assert refused_by(memory, editor, "remember", {"type": "fact", "text": "x"}) == rule.id
+    assert db.session.query(Guidance).count() == 1  # only the guardrail itself
 
 
 def test_parse_and_canonical_helpers() -> None:
     assert parse_target("post_id: 042", "chatmem").value == "42"
     assert parse_target("chatmem/Create-User", "chatmem").value == "create-user"
     assert parse_target("elsewhere/create-user", "chatmem").key is None
+    assert parse_target("chatmem/other/create-user", "chatmem").key is None
     assert canonical_id(True) is None
     assert canonical_id(" 0042 ") == "42"
     assert canonical_id("abc") == "abc"
@@ -164,3 +231,156 @@ def test_the_screen_is_told_about_targets_that_name_no_tool() -> None:
     )
     assert target_warning("chatmem/Create-User", "chatmem", ["recall"], tools) is None
     assert target_warning("post_type:page", "chatmem", ["recall"], tools) is None
+
+
+def test_a_refusal_names_tool_rules_then_post_ids_then_post_types(
+    memory: Any, db: Any, admin: Any, editor: Any
+) -> None:
+    by_type = guard(db, admin, "post_type:page")
+    by_id = guard(db, admin, "post_id:42")
+    by_tool = guard(db, admin, "update-post")  # approved last, named first
+    call = {"post_id": 42, "title": "x"}
+    assert refused_by(memory, editor, "update-post", call) == by_tool.id
+    guidance.set_enabled(db, by_tool.id, False, actor_id=str(admin.id))
+    assert refused_by(memory, editor, "update-post", call) == by_id.id
+    guidance.set_enabled(db, by_id.id, False, actor_id=str(admin.id))
+    assert refused_by(memory, editor, "update-post", call) == by_type.id
+
+
+def test_within_a_kind_the_oldest_approval_is_named(
+    memory: Any, db: Any, admin: Any, editor: Any
+) -> None:
+    proposals = [
+        memory.call_tool(
+            "remember",
+            {"type": "guardrail", "text": text, "target": target, "severity": "block"},
+            user=editor,
+        )["id"]
+        for text, target in [
+            ("checkout id first", "post_id:42"),
+            ("checkout id second", "id:042"),
+            ("users first", "create-user"),
+            ("users second", "tool:chatmem/create-user"),
+            ("pages first", "post_type:page"),
+            ("pages second", "post_type:PAGE"),
+        ]
+    ]
+    for entry_id in reversed(proposals):  # approved in the reverse of creation order
+        guidance.approve(db, entry_id, actor_id=str(admin.id))
+    assert refused_by(memory, editor, "update-post", {"post_id": 42, "title": "x"}) == proposals[1]
+    assert refused_by(memory, editor, "create-user", {"username": "u"}) == proposals[3]
+    guidance.set_enabled(db, proposals[1], False, actor_id=str(admin.id))
+    guidance.set_enabled(db, proposals[0], False, actor_id=str(admin.id))
+    assert refused_by(memory, editor, "update-post", {"post_id": 42, "title": "x"}) == proposals[5]
+    for entry_id in (proposals[5], proposals[3]):
+        guidance.set_enabled(db, entry_id, False, actor_id=str(admin.id))
+    assert refused_by(memory, editor, "update-post", {"post_id": 42, "title": "x"}) == proposals[4]
+    assert refused_by(memory, editor, "create-user", {"username": "u"}) == proposals[2]
+
+
+def test_post_id_is_checked_before_id(memory: Any, db: Any, admin: Any, editor: Any) -> None:
+    with_link_tool(memory)
+    older = guard(db, admin, "post_id:42")
+    newer = guard(db, admin, "post_id:7")
+    assert refused_by(memory, editor, "link-posts", {"post_id": 7, "id": 42}) == newer.id
+    assert refused_by(memory, editor, "link-posts", {"post_id": 3, "id": 42}) == older.id
+    header = guard(db, admin, "post_type:header_footer")
+    guidance.set_enabled(db, older.id, False, actor_id=str(admin.id))
+    guidance.set_enabled(db, newer.id, False, actor_id=str(admin.id))
+    assert refused_by(memory, editor, "link-posts", {"post_id": 7, "id": 3}) == header.id
+
+
+@pytest.mark.parametrize("spelling", [42.0, " 42 ", "+42", " +042 ", "042"])
+def test_an_id_of_any_type_is_canonicalised_by_the_matcher(
+    memory: Any, db: Any, admin: Any, editor: Any, spelling: Any
+) -> None:
+    """`id` is not integer-typed, so it reaches the matcher as sent."""
+    with_link_tool(memory)
+    rule = guard(db, admin, "post_id:42")
+    assert refused_by(memory, editor, "link-posts", {"post_id": 7, "id": spelling}) == rule.id
+
+
+@pytest.mark.parametrize("spelling", [42.5, "4 2", "", True, None, [42], "-42"])
+def test_what_is_not_post_42_is_not_refused_as_post_42(
+    memory: Any, db: Any, admin: Any, editor: Any, spelling: Any
+) -> None:
+    with_link_tool(memory)
+    guard(db, admin, "post_id:42")
+    call = {"post_id": 7, "id": spelling}
+    assert memory.call_tool("link-posts", call, user=editor) == {"linked": [7, spelling]}
+
+
+def test_a_resolver_outage_refuses_the_call_naming_no_guardrail(
+    memory: Any, db: Any, ctx: Any, admin: Any, editor: Any
+) -> None:
+    guard(db, admin, "post_type:page")
+
+    def broken(post_id: Any) -> str | None:
+        raise RuntimeError("the posts database is down")
+
+    memory.post_type_resolver(broken)
+    details = refusal(memory, editor, "update-post", {"post_id": 7, "title": "x"})
+    assert details == {"guidance_id": None, "title": "post type check failed"}
+    assert title_of(db, ctx, 7) == "Hello"
+
+
+def test_the_resolver_gets_numeric_ids_as_integers(
+    memory: Any, db: Any, admin: Any, editor: Any
+) -> None:
+    guard(db, admin, "post_type:page")
+    asked: list[Any] = []
+
+    def resolver(post_id: Any) -> str | None:
+        asked.append(post_id)
+        return "page" if post_id == 42 else None
+
+    memory.post_type_resolver(resolver)
+    assert refused_by(memory, editor, "update-post", {"post_id": "042", "title": "x"}) > 0
+    with_link_tool(memory)
+    assert memory.call_tool("link-posts", {"post_id": 7, "id": "slug"}, user=editor)
+    assert asked == [42, 7, "slug"]
+
+
+@pytest.mark.parametrize("target", [None, "", "  ", "chatmem/other/create-user", "tool:a/b"])
+def test_the_screen_warns_about_targets_that_can_never_match(target: str | None) -> None:
+    assert target_warning(target, "chatmem", ["recall"]) == "this target never matches"
+
+
+def test_a_text_id_is_compared_whole_colons_included(
+    memory: Any, db: Any, admin: Any, editor: Any
+) -> None:
+    with_link_tool(memory)
+    rule = guard(db, admin, "id:urn:post:42")
+    assert refused_by(memory, editor, "link-posts", {"post_id": 7, "id": "urn:post:42"}) == rule.id
+    assert memory.call_tool("link-posts", {"post_id": 7, "id": "post:42"}, user=editor)
+
+
+def test_the_resolver_is_asked_only_when_a_post_type_guardrail_exists(
+    memory: Any, db: Any, ctx: Any, admin: Any, editor: Any
+) -> None:
+    guard(db, admin, "post_id:42")
+
+    def broken(post_id: Any) -> str | None:
+        raise RuntimeError("the posts database is down")
+
+    memory.post_type_resolver(broken)
+    memory.call_tool("update-post", {"post_id": 7, "title": "fine"}, user=editor)
+    assert title_of(db, ctx, 7) == "fine"
+
+
+def test_a_post_of_no_known_type_matches_no_post_type_guardrail(
+    memory: Any, db: Any, admin: Any, editor: Any
+) -> None:
+    with_link_tool(memory)
+    guard(db, admin, "post_type:xxxx")  # what a missing type must never be taken for
+    assert memory.call_tool("link-posts", {"post_id": 999}, user=editor) == {"linked": [999, None]}
+
+
+def test_the_index_counts_the_enforced_guardrails(db: Any, admin: Any, editor: Any) -> None:
+    for target in ("create-user", "post_id:42", "post_id:42", "post_type:page"):
+        guard(db, admin, target)
+    guard(db, admin, "post_id:7", severity="warn")
+    guard(db, admin, "nowhere:7")
+    index = GuardrailIndex.build(active_entries(db), "chatmem")
+    assert len(index) == 4
+    assert len(GuardrailIndex.build([], "chatmem")) == 0

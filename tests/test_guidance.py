@@ -72,10 +72,16 @@ def test_stale_edit_is_refused_and_nothing_is_overwritten(db: Any, admin: Any) -
     entry = guidance.admin_add(db, {"type": "fact", "text": "original"}, actor_id="1")
     seen = entry.version
     guidance.edit(db, entry.id, {"text": "first edit"}, actor_id="1", expected_version=seen)
-    with pytest.raises(Conflict):
+    stale = f"Guidance #{entry.id} changed since you loaded it; reload and review it again."
+    with pytest.raises(Conflict) as caught:
         guidance.edit(db, entry.id, {"text": "second edit"}, actor_id="1", expected_version=seen)
-    with pytest.raises(Conflict):
-        guidance.approve(db, entry.id, actor_id="1", expected_version=seen)
+    assert (caught.value.message, caught.value.details) == (
+        stale,
+        {"id": entry.id, "version": seen + 1},
+    )
+    with pytest.raises(Conflict) as caught:
+        guidance.set_enabled(db, entry.id, False, actor_id="1", expected_version=seen)
+    assert caught.value.message == stale
     assert guidance.get(db, entry.id).text == "first edit"
 
 
@@ -90,8 +96,11 @@ def test_concurrent_edit_loses_cleanly(app: Any, second_worker: Any) -> None:
         with other.app_context():
             other_db = other.extensions["test_host"]["db"]
             guidance.edit(other_db, eid, {"text": "from worker B"}, actor_id="2")
-        with pytest.raises(Conflict):
+        with pytest.raises(Conflict) as caught:
             guidance.edit(db, eid, {"text": "from worker A"}, actor_id="1")
+        assert caught.value.message == (
+            f"Guidance #{eid} was changed by someone else at the same time; reload it."
+        )
         db.session.expunge_all()
         assert guidance.get(db, eid).text == "from worker B"
 
@@ -102,14 +111,17 @@ def test_lifecycle_transitions_and_audit_trail(memory: Any, db: Any, editor: Any
     entry = guidance.edit(db, eid, {"text": "y marks the spot", "scope": "maps"}, actor_id="1")
     assert entry.title == "y marks the spot" and entry.scope == "maps"
     guidance.approve(db, eid, actor_id="1")
-    with pytest.raises(Conflict):
+    with pytest.raises(Conflict) as caught:
         guidance.approve(db, eid, actor_id="1")
-    with pytest.raises(Conflict):
+    assert caught.value.message == f"Cannot approve guidance #{eid}: it is publish, not pending."
+    with pytest.raises(Conflict) as caught:
         guidance.reject(db, eid, actor_id="1")
+    assert caught.value.message == f"Cannot reject guidance #{eid}: it is publish, not pending."
     guidance.set_enabled(db, eid, False, actor_id="1")
     guidance.trash(db, eid, actor_id="1")
-    with pytest.raises(Conflict):
+    with pytest.raises(Conflict) as caught:
         guidance.edit(db, eid, {"text": "z"}, actor_id="1")
+    assert caught.value.message == "Restore this entry from the trash before editing it."
     restored = guidance.restore(db, eid, actor_id="1")
     assert (restored.status, restored.enabled) == ("publish", False)
     actions = [(e.action, e.actor_id) for e in guidance.events(db, eid)]

@@ -192,16 +192,15 @@ def test_recall_by_type_from_the_cache_matches_the_query(
 def test_a_reused_call_context_reads_the_state_again(memory: Any, db: Any, editor: Any) -> None:
     context = memory.context_for(editor, channel="python")
     memory.registry.call("update-post", {"post_id": 42, "title": "one"}, context)
-    guidance.admin_add(
+    rule = guidance.admin_add(
         db,
         {"type": "guardrail", "text": "No", "target": "post_id:42", "severity": "block"},
         actor_id="1",
     )
-    try:
+    # The guardrail approved between the calls is enforced on the second.
+    with pytest.raises(BlockedByMemory) as caught:
         memory.registry.call("update-post", {"post_id": 42, "title": "two"}, context)
-        raise AssertionError("the guardrail approved between the calls was not enforced")
-    except BlockedByMemory:
-        pass
+    assert caught.value.details["guidance_id"] == rule.id
 
 
 def test_a_session_seen_a_while_ago_is_touched_by_a_read(

@@ -35,7 +35,10 @@ def test_memory_off_turns_everything_off(memory: Any, db: Any, admin: Any, edito
     ]:
         with pytest.raises(ChatmemError) as caught:
             memory.call_tool(name, args, user=editor)
-        assert caught.value.code == "memory_disabled"  # the tools
+        assert (caught.value.code, caught.value.message) == (
+            "memory_disabled",
+            "Project memory is switched off on this site.",
+        )  # the tools
     assert memory.call_tool(
         "update-post", {"post_id": 3, "title": "ok"}, user=editor
     )  # enforcement
@@ -55,7 +58,8 @@ def test_settings_are_validated_and_audited(memory: Any, db: Any, admin: Any) ->
     with pytest.raises(ChatmemError) as caught:
         memory.set_setting("self_destruct", True, actor=admin)
     assert caught.value.code == "invalid_params"
-    with pytest.raises(ChatmemError):
+    with pytest.raises(ChatmemError) as caught:
         memory.set_setting("auto_summarize", "yes", actor=admin)
+    assert (caught.value.code, caught.value.details) == ("invalid_params", {"field": "value"})
     snap = memory.set_setting("auto_summarize", True, actor=admin)
     assert (snap.memory_enabled, snap.require_approval, snap.auto_summarize) == (True, True, True)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from chatmem import ChatmemError
 from chatmem.config import SETTINGS
 from chatmem.demo import SETTINGS as DEMO_SETTINGS
 
@@ -41,7 +42,7 @@ def test_the_plug_in_example_works(
 
     with app.app_context():
         memory.set_setting("require_approval", False, actor=editor)
-        memory.call_tool(
+        proposed = memory.call_tool(
             "remember",
             {
                 "type": "guardrail",
@@ -56,7 +57,9 @@ def test_the_plug_in_example_works(
             "post_id": 7,
             "title": "t",
         }
-        with pytest.raises(Exception) as caught:
+        assert proposed["status"] == "publish"
+        with pytest.raises(ChatmemError) as caught:
             memory.call_tool("update-post", {"post_id": "3", "title": "t"}, user=editor)
-        assert getattr(caught.value, "code", None) == "blocked_by_memory"
+        assert caught.value.code == "blocked_by_memory"
+        assert caught.value.details["guidance_id"] == proposed["id"]
         namespace["db"].engine.dispose()

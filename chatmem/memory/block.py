@@ -112,7 +112,3 @@ def _render(groups: dict[str, list[str]]) -> str:
             lines.append(f"{GROUP_LABELS[kind]}: {SEPARATOR.join(groups[kind])}")
     lines.append(FOOTER)
     return "\n".join(lines)
-
-
-def build(db: SQLAlchemy) -> Block:
-    return compose(active_entries(db))

@@ -1,0 +1,495 @@
+"""Mutation testing of chatmem's security core; run it as `bin/mutate [--quick] [target ...]`.
+
+For each target module, mutmut (configured under `[tool.mutmut]` in pyproject.toml)
+mutates the module's functions in a scratch copy of the project and runs the
+target's focused tests against every mutant. mutmut leaves module-level
+constants and regexes alone, so a small table of hand-made mutants (one
+snippet replaced by another) is run against the same focused tests.
+
+A mutant the tests do not kill must be listed in tests/MUTANTS.md with the
+reason it is equivalent. The command fails when a survivor is not listed, or
+(full run) when a target scores under 90%.
+
+`--quick` runs a fixed, seeded sample for CI: a few of mutmut's mutants and
+hand-made ones per target, switched on one at a time in mutmut's trampolined
+module by MUTANT_UNDER_TEST, without mutmut's coverage pass and clean run
+(which alone cost two runs of the focused tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from queue import Queue
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".mutate"
+PASS_MARK = 0.90
+QUICK_SEED = 16
+QUICK_MUTMUT = 8  # mutmut mutants per target in --quick
+QUICK_HAND = 2  # hand-made mutants per target in --quick
+RUN_TIMEOUT = 300  # seconds; a mutant that hangs its tests this long counts as killed
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str
+    #: The focused tests: the files that state this module's contract.
+    tests: tuple[str, ...]
+    #: mutmut function names to score (mangled: `x_name`, `xǁClassǁname`); None: all.
+    functions: tuple[str, ...] | None = None
+
+
+#: The one mapping of target -> module and focused tests.
+TARGETS = {
+    "tools": Target(
+        "chatmem/tools.py",
+        (
+            "tests/test_tools.py",
+            "tests/test_dispatch.py",
+            "tests/test_ledger.py",
+            "tests/test_guardrails.py",
+            "tests/test_module_switch.py",
+        ),
+    ),
+    "guardrails": Target("chatmem/memory/guardrails.py", ("tests/test_guardrails.py",)),
+    "block": Target("chatmem/memory/block.py", ("tests/test_block.py",)),
+    # Recording and the digest; the secret rules (redact, redact_text) are scored elsewhere.
+    "ledger": Target(
+        "chatmem/memory/ledger.py",
+        ("tests/test_ledger.py", "tests/test_dispatch.py"),
+        ("x_record", "x_entries", "x_digest", "x_describe"),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class HandMutant:
+    target: str
+    original: str
+    mutated: str
+
+
+#: Module-level constants and regexes, which mutmut does not mutate.
+HAND_MADE = [
+    HandMutant("tools", r'r"^[a-zA-Z0-9_-]{1,64}$"', r'r"^[a-zA-Z0-9_-]{1,65}$"'),
+    HandMutant("tools", r'r"^[a-zA-Z0-9_-]{1,64}$"', r'r"^[a-zA-Z0-9_./-]{1,64}$"'),
+    HandMutant("tools", r'r"^[a-zA-Z0-9_-]{1,64}$"', r'r"^[a-zA-Z0-9_-]{2,64}$"'),
+    HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"[+]?\d+\s*"'),
+    HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*[+]?\d+"'),
+    HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*\d+\s*"'),
+    HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*[+-]?\d+\s*"'),
+    HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*[+]?\d*\s*"'),
+    HandMutant("tools", "    read_only: bool = False\n", "    read_only: bool = True\n"),
+    HandMutant("tools", 'capability: str = "edit_posts"', 'capability: str = "manage_options"'),
+    HandMutant("tools", "    memory: bool = False\n", "    memory: bool = True\n"),
+    HandMutant("guardrails", 'ID_KEYS = ("post_id", "id")', 'ID_KEYS = ("post_id",)'),
+    HandMutant("guardrails", 'ID_KEYS = ("post_id", "id")', 'ID_KEYS = ("id",)'),
+    HandMutant("guardrails", 'ID_KEYS = ("post_id", "id")', 'ID_KEYS = ("id", "post_id")'),
+    HandMutant("guardrails", r'r"[+]?\d+"', r'r"\d+"'),
+    HandMutant("guardrails", r'r"[+]?\d+"', r'r"[+]?\d*"'),
+    HandMutant("block", "LIMIT = 1500", "LIMIT = 1501"),
+    HandMutant("block", "LIMIT = 1500", "LIMIT = 1499"),
+    HandMutant("block", 'HEADER = "## Project memory"', 'HEADER = "## Project Memory"'),
+    HandMutant("block", 'FOOTER = "(Call recall', 'FOOTER = "(call recall'),
+    HandMutant("block", '"guardrail": "Guardrails"', '"guardrail": "Guardrail"'),
+    HandMutant("block", '"fact": "Site facts"', '"fact": "Facts"'),
+    HandMutant("block", '"convention": "Conventions"', '"convention": "Convention"'),
+    HandMutant("block", '"instruction": "Instructions"', '"instruction": "Instruction"'),
+    HandMutant("block", '"warn": 1, "info": 2', '"warn": 2, "info": 1'),
+    HandMutant("block", '"block": 0, "warn": 1', '"block": 1, "warn": 0'),
+    HandMutant("block", "None: 3}", "None: 0}"),
+    HandMutant("block", 'SEPARATOR = "; "', 'SEPARATOR = ", "'),
+    HandMutant("block", 'SEPARATOR = "; "', 'SEPARATOR = ";  "'),
+    HandMutant("ledger", 'SKIPPED_IN_DIGEST = ("save-session-summary",)', "SKIPPED_IN_DIGEST = ()"),
+]
+
+
+@dataclass
+class Outcome:
+    name: str  # mutmut's key, or "hand-made" + a number
+    function: str  # "compose", "ToolRegistry._call", or "module constant"
+    status: str  # killed, survived, no tests, timeout, ...
+    removed: str = ""  # the original code, one line
+    added: str = ""  # the mutated code, one line
+
+    @property
+    def killed(self) -> bool:
+        return self.status in ("killed", "timeout", "caught by type check")
+
+
+# -- the scratch copy ---------------------------------------------------------------
+
+
+def scratch_copy(dest: Path, mutmut_settings: str = "") -> None:
+    """A copy of the package and tests; `mutmut_settings` join `[tool.mutmut]`."""
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("chatmem", "tests"):
+        shutil.copytree(ROOT / name, dest / name, ignore=ignore)
+    shutil.copy2(ROOT / "README.md", dest / "README.md")
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    header = "[tool.mutmut]\n"
+    assert header in pyproject, "pyproject.toml has no [tool.mutmut] table"
+    (dest / "pyproject.toml").write_text(pyproject.replace(header, header + mutmut_settings, 1))
+
+
+def pytest_env() -> dict[str, str]:
+    """SQLite (each test its own file, so mutants run side by side), no stale bytecode."""
+    return {**os.environ, "CHATMEM_TEST_DATABASE_URL": "", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def toml_list(values: tuple[str, ...] | list[str]) -> str:
+    return json.dumps(list(values))
+
+
+# -- mutmut -------------------------------------------------------------------------
+
+
+def mutant_names(path: str) -> list[str]:
+    """Every mutant mutmut makes of `path`, by its key (`chatmem.tools.x_validate__mutmut_3`)."""
+    from mutmut.mutation.file_mutation import mutate_file_contents
+    from mutmut.utils.format_utils import get_mutant_name
+
+    with chdir(ROOT):
+        mutated = mutate_file_contents(path, (ROOT / path).read_text())
+    return [get_mutant_name(Path(path), name) for name in mutated.mutant_names]
+
+
+def function_of(key: str) -> str:
+    """`chatmem.tools.xǁToolRegistryǁ_call__mutmut_3` -> `ToolRegistry._call`."""
+    mangled = key.rpartition(".")[2].partition("__mutmut_")[0]
+    if mangled.startswith("x_"):
+        return mangled[2:]
+    return ".".join(part for part in mangled.split("ǁ")[1:] if part)
+
+
+def selected(target: Target, keys: list[str]) -> list[str]:
+    if target.functions is None:
+        return keys
+    prefixes = tuple(f".{f}__mutmut_" for f in target.functions)
+    return [k for k in keys if any(p in k for p in prefixes)]
+
+
+def run_mutmut(name: str, target: Target) -> list[Outcome]:
+    """Run mutmut on `target`: every mutant of its selected functions."""
+    work = WORK / name
+    settings = (
+        f"only_mutate = {toml_list([target.path])}\n"
+        f"pytest_add_cli_args_test_selection = {toml_list(target.tests)}\n"
+    )
+    scratch_copy(work, settings)
+    module = target.path[:-3].replace("/", ".")
+    patterns = [f"{module}.{f}__mutmut_*" for f in target.functions or ()]
+    log = work / "mutmut.log"
+    mutmut = Path(sys.executable).with_name("mutmut")
+    with log.open("wb") as out:
+        done = subprocess.run(
+            [str(mutmut), "run", *patterns],
+            cwd=work,
+            env=pytest_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+    if done.returncode != 0:
+        sys.exit(f"mutmut failed on {target.path} (exit {done.returncode}); see {log}")
+    meta = json.loads((work / "mutants" / f"{target.path}.meta").read_text())
+    wanted = set(selected(target, list(meta["exit_code_by_key"])))
+    from mutmut.stats import status_by_exit_code
+
+    outcomes = []
+    for key, code in meta["exit_code_by_key"].items():
+        if key not in wanted:
+            continue
+        outcome = Outcome(key, function_of(key), status_by_exit_code[code])
+        if not outcome.killed:
+            outcome.removed, outcome.added = mutmut_diff(work, key, target.path)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def mutmut_diff(work: Path, key: str, path: str) -> tuple[str, str]:
+    """The changed lines of a mutant, each side folded onto one line."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    with chdir(work):
+        return diff_sides(get_diff_for_mutant(key, path=path))
+
+
+def diff_sides(diff: str) -> tuple[str, str]:
+    lines = diff.splitlines()
+    removed = [line[1:] for line in lines if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
+    return fold(removed), fold(added)
+
+
+def fold(lines: list[str]) -> str:
+    return " ".join(line.strip() for line in lines)
+
+
+@contextmanager
+def chdir(path: Path) -> Iterator[None]:
+    before = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+# -- mutants run by plain pytest in scratch copies -------------------------------------
+
+
+@dataclass(frozen=True)
+class Job:
+    """One mutant for `run_in_copies`: the module's text, and the mutant to switch on."""
+
+    name: str
+    function: str
+    source: str
+    mutant_under_test: str = ""  # a mutmut key: its trampolines pick that mutant
+
+
+def copies(name: str) -> list[Path]:
+    """Two scratch copies, checked to be what their tests import."""
+    made = []
+    for slot in range(2):
+        copy = WORK / f"{name}-copy-{slot}"
+        scratch_copy(copy)
+        imported = subprocess.run(
+            [sys.executable, "-c", "import chatmem; print(chatmem.__file__)"],
+            cwd=copy,
+            env=pytest_env(),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        assert imported.startswith(str(copy)), f"the tests would import {imported}, not the copy"
+        made.append(copy)
+    return made
+
+
+def run_in_copies(name: str, target: Target, jobs: list[Job]) -> dict[str, str]:
+    """Each job's module text written into one of two scratch copies, the focused tests
+    run there by `pytest -x`; the status of each job by name."""
+    if not jobs:
+        return {}
+    slots: Queue[Path] = Queue()
+    for copy in copies(name):
+        slots.put(copy)
+    original = (ROOT / target.path).read_text()
+
+    def run(job: Job) -> str:
+        copy = slots.get()
+        module = copy / target.path
+        module.write_text(job.source)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+                + list(target.tests),
+                cwd=copy,
+                env={**pytest_env(), "MUTANT_UNDER_TEST": job.mutant_under_test},
+                capture_output=True,
+                timeout=RUN_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return "timeout"
+        finally:
+            module.write_text(original)
+            slots.put(copy)
+        if done.returncode in (4, 5):
+            sys.exit(f"pytest could not run {target.tests}: exit {done.returncode}")
+        return "survived" if done.returncode == 0 else "killed"
+
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip((j.name for j in jobs), pool.map(run, jobs), strict=True))
+
+
+def run_hand_made(name: str, target: Target, mutants: list[HandMutant]) -> list[Outcome]:
+    source = (ROOT / target.path).read_text()
+    jobs = []
+    for number, mutant in enumerate(mutants, 1):
+        count = source.count(mutant.original)
+        if count != 1:
+            sys.exit(f"hand-made mutant: {mutant.original!r} occurs {count}x in {target.path}")
+        mutated = source.replace(mutant.original, mutant.mutated)
+        jobs.append(Job(f"hand-made {number}", "module constant", mutated))
+    status = run_in_copies(name, target, jobs)
+    return [
+        Outcome(
+            job.name,
+            job.function,
+            status[job.name],
+            fold(mutant.original.splitlines()),
+            fold(mutant.mutated.splitlines()),
+        )
+        for job, mutant in zip(jobs, mutants, strict=True)
+    ]
+
+
+# Imports pytest, the conftest and the test modules once, then forks a child per
+# mutant (as mutmut's own runner does): a child costs its tests, not a start-up.
+WARM_RUNNER = """
+import os, signal, sys
+import pytest
+tests = ["-p", "no:cacheprovider", *sys.argv[2:]]
+pytest.main(["--collect-only", "-qq", *tests])
+for key in sys.stdin.read().split():
+    pid = os.fork()
+    if pid == 0:
+        os.environ["MUTANT_UNDER_TEST"] = key
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(quiet, 1)
+        os.dup2(quiet, 2)
+        signal.alarm(int(sys.argv[1]))
+        os._exit(int(pytest.main(["-x", "-q", *tests])))
+    print("exit", key, os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+"""
+
+
+def run_sample(name: str, target: Target, keys: list[str]) -> list[Outcome]:
+    """mutmut's mutants of `keys`, without mutmut's coverage pass and clean run (two runs
+    of the focused tests): its trampolined module in a scratch copy, each mutant switched
+    on by MUTANT_UNDER_TEST in a child of a warm pytest process."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+    from mutmut.mutation.file_mutation import mutate_file_contents
+
+    with chdir(ROOT):
+        trampolined = mutate_file_contents(target.path, (ROOT / target.path).read_text()).code
+    shares = [["fail", *keys[0::2]], keys[1::2]]  # "fail": every mutated function raises
+    runners = []
+    for copy, share in zip(copies(name), shares, strict=True):
+        (copy / target.path).write_text(trampolined)
+        command = [sys.executable, "-c", WARM_RUNNER, str(RUN_TIMEOUT), *target.tests]
+        runner = subprocess.Popen(
+            command, cwd=copy, env=pytest_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        runners.append((runner, share))
+    codes: dict[str, int] = {}
+    for runner, share in runners:
+        out, _ = runner.communicate("\n".join(share).encode())
+        results = (line.split() for line in out.decode().splitlines())
+        codes.update((words[1], int(words[2])) for words in results if words[:1] == ["exit"])
+    missing = set(keys) - set(codes)
+    if missing or codes.pop("fail", 0) == 0:
+        sys.exit(f"the sample of {target.path} did not run: {sorted(missing) or 'fail passed'}")
+    outcomes = []
+    for key in keys:
+        code = codes[key]
+        status = "survived" if code == 0 else "timeout" if code == -signal.SIGALRM else "killed"
+        if code in (4, 5):
+            sys.exit(f"pytest could not run {target.tests}: exit {code}")
+        outcome = Outcome(key, function_of(key), status)
+        if not outcome.killed:
+            diff = get_diff_for_mutant(key, source=trampolined, path=target.path)
+            outcome.removed, outcome.added = diff_sides(diff)
+        outcomes.append(outcome)
+    return outcomes
+
+
+# -- the equivalent mutants of tests/MUTANTS.md --------------------------------------
+
+
+Listed = set[tuple[str, str, str, str]]
+
+
+def listed_equivalents() -> Listed:
+    """(module, function, original, mutated) of each table row in tests/MUTANTS.md.
+
+    A table belongs to the module its `## chatmem/...` heading names.
+    """
+    text = (ROOT / "tests" / "MUTANTS.md").read_text()
+    rows = set()
+    module = ""
+    for line in text.splitlines():
+        if line.startswith("## "):
+            module = line[3:].split()[0]
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if len(cells) < 3 or not cells[1].startswith("`"):
+            continue
+        original, arrow, mutated = cells[1].partition("` → `")
+        if arrow:
+            rows.add((module, cells[0].strip("`"), original[1:], mutated[:-1]))
+    return rows
+
+
+def is_listed(target: Target, outcome: Outcome, listed: Listed) -> bool:
+    return (target.path, outcome.function, outcome.removed, outcome.added) in listed
+
+
+# -- the command --------------------------------------------------------------------
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("targets", nargs="*", help=f"any of {', '.join(TARGETS)} (default: all)")
+    parser.add_argument("--quick", action="store_true", help="a seeded sample, for CI")
+    options = parser.parse_args()
+    names = [resolve(t) for t in options.targets] or list(TARGETS)
+    listed = listed_equivalents()
+    started = time.monotonic()
+    failed = False
+    summary = []
+    for name in names:
+        target = TARGETS[name]
+        began = time.monotonic()
+        hand = [m for m in HAND_MADE if m.target == name]
+        keys = None
+        if options.quick:
+            rng = random.Random(f"{QUICK_SEED}-{name}")
+            every = selected(target, mutant_names(target.path))
+            keys = sorted(rng.sample(every, min(QUICK_MUTMUT, len(every))))
+            hand = rng.sample(hand, min(QUICK_HAND, len(hand)))
+        print(f"== {name}: {target.path}, tests {' '.join(target.tests)}", flush=True)
+        outcomes = run_mutmut(name, target) if keys is None else run_sample(name, target, keys)
+        outcomes += run_hand_made(name, target, hand)
+        killed = sum(o.killed for o in outcomes)
+        score = killed / len(outcomes) if outcomes else 1.0
+        survivors = [o for o in outcomes if not o.killed]
+        unlisted = [o for o in survivors if not is_listed(target, o, listed)]
+        for o in survivors:
+            mark = "equivalent (MUTANTS.md)" if is_listed(target, o, listed) else "NOT LISTED"
+            print(f"  {o.status}: {o.name} [{o.function}] {mark}")
+            print(f"      - {o.removed}\n      + {o.added}")
+        line = (
+            f"{name:<11} {score:7.1%}  {killed}/{len(outcomes)} killed, "
+            f"{len(survivors) - len(unlisted)} listed equivalent, {len(unlisted)} unlisted "
+            f"({time.monotonic() - began:.0f} s)"
+        )
+        print(line, flush=True)
+        summary.append(line)
+        if unlisted or (not options.quick and score < PASS_MARK):
+            failed = True
+    print("\n== mutation scores" + (" (quick sample)" if options.quick else ""))
+    print("\n".join(summary))
+    print(f"total time {time.monotonic() - started:.0f} s")
+    return 1 if failed else 0
+
+
+def resolve(name: str) -> str:
+    if name in TARGETS:
+        return name
+    for key, target in TARGETS.items():
+        if name in (target.path, target.path.removeprefix("chatmem/")):
+            return key
+    sys.exit(f"unknown target {name!r}: choose from {', '.join(TARGETS)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,390 @@
+"""Tools are data, checked at registration; the registry finds, lists and canonicalises."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from chatmem import ChatmemError
+from chatmem.memory.models import LedgerEntry, Session, utcnow
+
+OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def register(memory: Any, name: str, schema: dict[str, Any] | None = None, **options: Any) -> Any:
+    """Register a host tool that returns the arguments it was called with."""
+
+    def echo(**arguments: Any) -> dict[str, Any]:
+        return {"got": arguments}
+
+    return memory.tool(name=name, description="Echo.", input_schema=schema or OBJECT, **options)(
+        echo
+    )
+
+
+def error_of(memory: Any, user: Any, name: Any, arguments: Any) -> ChatmemError:
+    with pytest.raises(ChatmemError) as caught:
+        memory.call_tool(name, arguments, user=user)
+    return caught.value
+
+
+# -- registration ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["a", "x" * 64, "Create_user-2"])
+def test_names_valid_in_every_channel_are_accepted(memory: Any, editor: Any, name: str) -> None:
+    register(memory, name)
+    assert memory.call_tool(name, {}, user=editor) == {"got": {}}
+
+
+@pytest.mark.parametrize(
+    "name", ["", "x" * 65, "posts/update", "post.update", "update post", "update-post!", "née"]
+)
+def test_names_some_client_would_refuse_are_refused(memory: Any, name: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        register(memory, name)
+    assert str(caught.value) == (
+        f"Tool name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$: MCP clients and the "
+        "OpenAI and Anthropic APIs refuse other names."
+    )
+
+
+def test_a_name_with_a_trailing_newline_is_refused(memory: Any) -> None:
+    with pytest.raises(ValueError, match="must match"):
+        register(memory, "update-post\n")
+
+
+def test_a_second_tool_of_the_same_name_in_any_case_is_refused(memory: Any) -> None:
+    with pytest.raises(ValueError) as caught:
+        register(memory, "Update-Post")
+    assert str(caught.value) == "A tool named 'Update-Post' is already registered."
+
+
+def test_the_input_schema_must_be_a_valid_object_schema(memory: Any) -> None:
+    with pytest.raises(ValueError) as caught:
+        register(memory, "listy", {"type": "array"})
+    assert str(caught.value) == "Tool 'listy': input_schema must have type 'object'."
+    with pytest.raises(SchemaError):
+        register(memory, "broken", {"type": "object", "properties": {"n": {"type": "int"}}})
+    assert [t.name for t in memory.registry.tools() if t.name in ("listy", "broken")] == []
+
+
+def test_defaults_a_host_tool_gets(memory: Any, users: Any) -> None:
+    register(memory, "plain")
+    registered = memory.registry.find("plain", "chatmem")
+    assert (registered.read_only, registered.capability, registered.memory) == (
+        False,
+        "edit_posts",
+        False,
+    )
+    assert memory.call_tool("plain", {}, user=users["editor"]) == {"got": {}}
+    assert error_of(memory, users["viewer"], "plain", {}).code == "forbidden"
+
+
+def test_annotations_say_what_a_client_may_assume(memory: Any) -> None:
+    register(memory, "titled", title="A titled tool", read_only=True)
+    register(memory, "untitled")
+    find = memory.registry.find
+    assert find("recall", "chatmem").annotations() == {
+        "readOnlyHint": True,
+        "openWorldHint": False,
+        "title": "Recall project memory",
+    }
+    assert find("remember", "chatmem").annotations() == {
+        "readOnlyHint": False,
+        "openWorldHint": False,
+        "title": "Propose guidance",
+    }
+    assert find("titled", "chatmem").annotations() == {
+        "readOnlyHint": True,
+        "title": "A titled tool",
+    }
+    assert find("untitled", "chatmem").annotations() == {"readOnlyHint": False}
+
+
+# -- lookup and listing ----------------------------------------------------------
+
+
+def test_memory_tools_are_listed_first_then_the_hosts_by_name(memory: Any) -> None:
+    names = [t.name for t in memory.registry.tools()]
+    assert names == [
+        "recall",
+        "remember",
+        "save-session-summary",
+        "create-user",
+        "explode",
+        "get-post",
+        "update-post",
+    ]
+    host = [t.name for t in memory.registry.tools(include_memory=False)]
+    assert host == ["create-user", "explode", "get-post", "update-post"]
+
+
+@pytest.mark.parametrize(
+    "name", ["update-post", "Update-Post", "chatmem/update-post", "CHATMEM/UPDATE-POST"]
+)
+def test_a_tool_is_found_by_its_name_or_full_name_in_any_case(
+    memory: Any, editor: Any, name: str
+) -> None:
+    assert memory.call_tool(name, {"post_id": 7, "title": "t"}, user=editor) == {
+        "id": 7,
+        "title": "t",
+    }
+
+
+@pytest.mark.parametrize("name", ["other/update-post", "update", "chatmem/", 42, None, ["recall"]])
+def test_anything_else_is_not_found(memory: Any, db: Any, editor: Any, name: Any) -> None:
+    error = error_of(memory, editor, name, {"post_id": 7, "title": "t"})
+    assert (error.code, error.message, error.details) == (
+        "not_found",
+        f"Unknown tool {name!r}.",
+        {"tool": name},
+    )
+    assert db.session.query(LedgerEntry).count() == 0
+
+
+# -- the dispatcher ----------------------------------------------------------------
+
+
+def test_a_tool_that_asks_for_the_context_gets_the_caller(memory: Any, editor: Any) -> None:
+    seen: list[Any] = []
+
+    @memory.tool(name="whoami", description="Who calls.", input_schema=OBJECT, read_only=True)
+    def whoami(context: Any) -> dict[str, Any]:
+        seen.append(context)
+        return {"user_id": context.user_id, "channel": context.channel}
+
+    assert memory.call_tool("whoami", {}, user=editor, channel="rest") == {
+        "user_id": "2",
+        "channel": "rest",
+    }
+    assert (seen[0].user is editor, seen[0].user_name) == (True, "editor")
+
+
+def test_a_crashing_tool_is_logged_with_its_traceback(
+    memory: Any, editor: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="chatmem"):
+        assert error_of(memory, editor, "explode", {}).code == "tool_error"
+    [record] = [r for r in caplog.records if r.name == "chatmem"]
+    assert record.getMessage() == "tool explode failed"
+    assert record.exc_info is not None
+    assert str(record.exc_info[1]) == "secret internal detail"
+
+
+def test_a_result_that_is_not_an_object_is_wrapped(memory: Any, editor: Any) -> None:
+    @memory.tool(name="count", description="Count.", input_schema=OBJECT, read_only=True)
+    def count() -> list[int]:
+        return [1, 2, 3]
+
+    assert memory.call_tool("count", None, user=editor) == {"result": [1, 2, 3]}
+
+
+def test_a_reused_context_reads_the_state_again(memory: Any, admin: Any, editor: Any) -> None:
+    context = memory.context_for(editor, channel="python")
+    assert memory.registry.call("recall", {}, context)["guidance"] == []
+    assert context.snapshot is None
+    memory.set_setting("memory_enabled", False, actor=admin)
+    with pytest.raises(ChatmemError) as caught:
+        memory.registry.call("recall", {}, context)
+    assert caught.value.code == "memory_disabled"
+
+
+def test_a_session_is_touched_at_most_every_30_seconds(memory: Any, db: Any, editor: Any) -> None:
+    sid = memory.start_session(editor, "python")
+    started = db.session.get(Session, sid).last_seen_at
+    memory.call_tool("recall", {}, user=editor, session_id=sid)
+    memory.call_tool("update-post", {"post_id": 7, "title": "x"}, user=editor, session_id=sid)
+    db.session.expire_all()
+    assert db.session.get(Session, sid).last_seen_at == started
+
+
+def test_a_session_in_use_is_not_ended_as_idle(memory: Any, db: Any, editor: Any) -> None:
+    sid = memory.start_session(editor, "python")
+    db.session.get(Session, sid).last_seen_at = utcnow() - timedelta(minutes=31)
+    db.session.commit()
+    memory.call_tool("recall", {}, user=editor, session_id=sid)  # a read touches it too
+    assert memory.sweep() == 0
+    db.session.expire_all()
+    assert db.session.get(Session, sid).ended_at is None
+
+
+def test_no_user_is_unauthorized_and_nothing_is_written(memory: Any, db: Any) -> None:
+    error = error_of(memory, None, "update-post", {"post_id": 7, "title": "t"})
+    assert (error.code, error.message) == (
+        "unauthorized",
+        "Sign in or send an API token to call tools.",
+    )
+    error = error_of(memory, None, "update-post", {"post_id": "x", "title": "t"})
+    assert error.code == "invalid_params"  # input is checked before the caller
+    assert (db.session.query(Session).count(), db.session.query(LedgerEntry).count()) == (0, 0)
+
+
+def test_a_missing_capability_is_named(memory: Any, db: Any, users: Any) -> None:
+    register(memory, "curate", capability="manage_options")
+    error = error_of(memory, users["editor"], "curate", {})
+    assert (error.code, error.message, error.details) == (
+        "forbidden",
+        "Calling curate needs the manage_options capability.",
+        {"capability": "manage_options"},
+    )
+    assert memory.call_tool("curate", {}, user=users["admin"]) == {"got": {}}
+
+
+# -- canonical arguments ------------------------------------------------------------
+
+COUNTS = {
+    "type": "object",
+    "properties": {
+        "count": {"type": "integer"},
+        "maybe": {"type": ["integer", "null"]},
+        "label": {"type": "string"},
+        "ratio": {"type": "number"},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "spelling", [42, "42", "042", " 42", "42 ", " +042 ", "+42", "\t42\n", 42.0]
+)
+def test_integer_fields_take_every_spelling_of_an_integer(
+    memory: Any, editor: Any, spelling: Any
+) -> None:
+    register(memory, "counts", COUNTS)
+    got = memory.call_tool("counts", {"count": spelling, "maybe": spelling}, user=editor)["got"]
+    assert got == {"count": 42, "maybe": 42}
+    assert type(got["count"]) is int and type(got["maybe"]) is int
+
+
+@pytest.mark.parametrize("spelling", ["-42", "4 2", "", " ", "42a", "0x2a", "4.2", 42.5, True])
+def test_other_values_of_integer_fields_are_refused(
+    memory: Any, db: Any, editor: Any, spelling: Any
+) -> None:
+    register(memory, "counts", COUNTS)
+    error = error_of(memory, editor, "counts", {"count": spelling})
+    assert (error.code, error.details, error.message) == (
+        "invalid_params",
+        {"field": "count"},
+        "count must be of type integer.",
+    )
+    assert db.session.query(Session).count() == 0
+
+
+def test_only_integer_fields_are_canonicalised(memory: Any, editor: Any) -> None:
+    register(memory, "counts", COUNTS)
+    sent = {"label": "2024", "ratio": 42.0, "maybe": None, "other": "042"}
+    assert memory.call_tool("counts", sent, user=editor) == {"got": sent}
+    got = memory.call_tool("counts", {"label": "2024", "ratio": 42.0}, user=editor)["got"]
+    assert type(got["label"]) is str and type(got["ratio"]) is float
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{"title": "2024", "post_id": "042"}, {"post_id": "042", "title": "2024"}],
+    ids=["string field first", "integer field first"],
+)
+def test_canonicalisation_does_not_depend_on_key_order(
+    memory: Any, db: Any, editor: Any, arguments: dict[str, Any]
+) -> None:
+    assert memory.call_tool("update-post", arguments, user=editor) == {"id": 42, "title": "2024"}
+    [row] = db.session.query(LedgerEntry).all()
+    assert row.arguments == {"post_id": 42, "title": "2024"}
+
+
+def test_a_schema_without_properties_passes_arguments_through(memory: Any, editor: Any) -> None:
+    register(memory, "loose", {"type": "object"})
+    assert memory.call_tool("loose", {"n": "042"}, user=editor) == {"got": {"n": "042"}}
+
+
+# -- what a refused input is told -----------------------------------------------------
+
+TAKEAWAY = {"type": "fact", "text": "x"}
+MESSAGES = [
+    ("recall", ["not", "an", "object"], "arguments", "Tool arguments must be a JSON object."),
+    ("remember", "fact: x", "arguments", "Tool arguments must be a JSON object."),
+    ("recall", {"limit": "ten"}, "limit", "limit must be of type integer."),
+    (
+        "recall",
+        {"type": "opinion"},
+        "type",
+        "type must be one of: guardrail, fact, convention, instruction.",
+    ),
+    ("recall", {"topic": "x" * 201}, "topic", "topic is longer than 200 characters."),
+    ("recall", {"limit": 0}, "limit", "limit must be at least 1."),
+    ("recall", {"limit": 101}, "limit", "limit must be at most 100."),
+    ("recall", {"type": "opinion", "limit": 0}, "limit", "limit must be at least 1."),
+    ("recall", {"colour": "red"}, "colour", "colour is not an accepted field."),
+    ("recall", {"limit": 5, "zebra": 1}, "zebra", "zebra is not an accepted field."),
+    ("remember", {"text": "x"}, "type", "type is required."),
+    ("remember", {"type": "fact", "text": "   "}, "text", "text must not be blank."),
+    ("save-session-summary", {"summary": ""}, "summary", "summary must not be empty."),
+    (
+        "save-session-summary",
+        {"summary": "ok", "takeaways": [TAKEAWAY] * 21},
+        "takeaways",
+        "takeaways has more than 20 items.",
+    ),
+    (
+        "save-session-summary",
+        {"summary": "ok", "takeaways": {"type": "fact"}},
+        "takeaways",
+        "takeaways must be of type array.",
+    ),
+    (
+        "save-session-summary",
+        {"summary": "ok", "takeaways": [TAKEAWAY, {"type": "fact"}]},
+        "takeaways/1/text",
+        "takeaways/1/text is required.",
+    ),
+    (
+        "save-session-summary",
+        {"summary": "ok", "takeaways": [{**TAKEAWAY, "colour": "red"}]},
+        "takeaways/0/colour",
+        "takeaways/0/colour is not an accepted field.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "field", "message"), MESSAGES)
+def test_a_refused_input_is_told_which_field_and_why(
+    memory: Any, editor: Any, tool: str, arguments: Any, field: str, message: str
+) -> None:
+    error = error_of(memory, editor, tool, arguments)
+    assert (error.code, error.details, error.message) == (
+        "invalid_params",
+        {"field": field},
+        message,
+    )
+
+
+LIMITS = {
+    "type": "object",
+    "properties": {
+        "n": {"type": "integer", "multipleOf": 5},
+        "word": {"const": "y" * 300},
+        "a": {"type": "integer"},
+        "b": {"type": "integer"},
+    },
+    "maxProperties": 1,
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [({"n": 7}, "n"), ({"word": "no"}, "word"), ({"a": 1, "b": 2}, "arguments")],
+)
+def test_other_rules_quote_the_validator_cut_to_200_characters(
+    memory: Any, editor: Any, arguments: dict[str, Any], field: str
+) -> None:
+    register(memory, "limits", LIMITS)
+    [expected] = Draft202012Validator(LIMITS).iter_errors(arguments)
+    error = error_of(memory, editor, "limits", arguments)
+    assert (error.details, error.message) == (
+        {"field": field},
+        f"{field}: {expected.message[:200]}",
+    )

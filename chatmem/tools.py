@@ -238,9 +238,10 @@ class ToolRegistry:
         outcome: str,
         error: ChatmemError | None,
     ) -> None:
-        detail = None
+        detail = guidance_id = None
         if isinstance(error, BlockedByMemory):
-            detail = f"guidance #{error.details.get('guidance_id')}: {error.details.get('title')}"
+            guidance_id = error.details.get("guidance_id")
+            detail = f"guidance #{guidance_id}: {error.details.get('title')}"
         elif error is not None:
             detail = error.message
         ledger.record(
@@ -254,6 +255,7 @@ class ToolRegistry:
             error_code=error.code if error else None,
             detail=detail,
             max_len=context.memory.config("CHATMEM_LEDGER_VALUE_MAX"),
+            guidance_id=guidance_id,
         )
 
 

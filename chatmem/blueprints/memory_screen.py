@@ -16,6 +16,7 @@ from flask import Blueprint, flash, jsonify, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from werkzeug.wrappers import Response
 
+from .. import text
 from ..errors import ChatmemError, Conflict, InvalidParams, NotFound
 from ..extension import user_id_of
 from ..memory import guidance, ledger, listing, screening
@@ -44,6 +45,9 @@ ACTIONS = ("approve", "reject", "edit", "enable", "disable", "trash", "restore")
 # Where the admin lands after each action when the form does not say.
 HOME_TAB = {"approve": "pending", "reject": "pending", "restore": "trash"}
 BULK_MAX = 200
+HITS_SHOWN = 100
+DRY_RUN_SHOWN = 20
+TARGET_MAX = 200  # the column's size, as in the add and edit forms
 
 
 # -- pages ----------------------------------------------------------------
@@ -64,9 +68,16 @@ def index() -> ResponseReturnValue:
     else:
         page = listing.guidance_page(db, tab, request.args.get("page"), counts[tab])
         sources = listing.sessions_by_id(db, (e.session_id for e in page.items))
+    dry_runs = {}
     if tab == "pending":
         # Fresh, not stored: the active guidance may have changed since the proposal.
         flags = memory().screen_entries(page.items)
+        # What each proposed block guardrail would refuse once approved.
+        dry_runs = {
+            e.id: memory().dry_run(e.target, limit=DRY_RUN_SHOWN)
+            for e in page.items
+            if e.type == "guardrail" and e.severity == "block" and e.target
+        }
     return render_template(
         "chatmem/memory.html",
         tab=tab,
@@ -74,6 +85,7 @@ def index() -> ResponseReturnValue:
         page=page,
         sources=sources,
         flags=flags,
+        dry_runs=dry_runs,
         snapshot=memory().snapshot(),
         block=memory().block(),
         **helpers(),
@@ -93,6 +105,48 @@ def session_record(session_id: str) -> ResponseReturnValue:
         rows=ledger.entries(db, session_id),
         proposed=listing.proposed_in(db, session_id),
         **helpers(),
+    )
+
+
+@bp.get("/guidance/<int:entry_id>/hits")
+@admin_only(changes_state=False)
+def hits(entry_id: int) -> ResponseReturnValue:
+    """The calls this guardrail refused, newest first."""
+    db = memory().db
+    entry = db.session.get(Guidance, entry_id)
+    if entry is None:
+        return error_response(NotFound("No such entry."))
+    return render_template(
+        "chatmem/hits.html",
+        entry=entry,
+        rows=ledger.refused_by(db, entry_id, limit=HITS_SHOWN),
+        shown=HITS_SHOWN,
+        **helpers(),
+    )
+
+
+@bp.get("/dry-run")
+@admin_only(changes_state=False)
+def dry_run() -> ResponseReturnValue:
+    """What a `block` guardrail with `?target=` would have refused lately (read-only)."""
+    try:
+        target = text.check_field("target", request.args.get("target", ""))
+        if not target.strip() or len(target) > TARGET_MAX:
+            raise InvalidParams(
+                f"target must be 1 to {TARGET_MAX} characters.", details={"field": "target"}
+            )
+    except ChatmemError as error:
+        return jsonify({"error": error.to_dict()}), error.status  # a JSON route, for the forms
+    result = memory().dry_run(target, limit=DRY_RUN_SHOWN)
+    return jsonify(
+        {
+            "target": target,
+            "days": result.days,
+            "count": result.count,
+            "never_matches": result.never_matches,
+            "summary": result.summary(),
+            "calls": [ledger.row_json(row) for row in result.calls],
+        }
     )
 
 

@@ -174,7 +174,7 @@ def expires_in_days(raw: Any) -> timedelta | None:
     text = str(raw if raw is not None else "").strip()
     if not text:
         return None
-    if not text.isdigit() or not 1 <= int(text) <= EXPIRES_DAYS_MAX:
+    if not text.isdecimal() or not 1 <= int(text) <= EXPIRES_DAYS_MAX:
         raise InvalidParams(
             f"expires_days must be a whole number of days from 1 to {EXPIRES_DAYS_MAX}, "
             "or empty for no expiry.",

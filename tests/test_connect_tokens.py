@@ -132,6 +132,8 @@ def test_bad_input_gets_a_clear_error_and_makes_no_token(demo_app: Flask) -> Non
         "abc": "expires_days must be a whole number of days from 1 to 3650",
         "-3": "expires_days must be a whole number of days from 1 to 3650",
         "99999999999": "expires_days must be a whole number of days from 1 to 3650",
+        "\u00b2": "expires_days must be a whole number of days from 1 to 3650",
+        "1.5": "expires_days must be a whole number of days from 1 to 3650",
     }
     for days, message in cases.items():
         page = create(editor, status=400, expires_days=days)

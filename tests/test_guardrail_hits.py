@@ -22,8 +22,8 @@ from chatmem.memory import guidance
 from chatmem.memory.models import Guidance, LedgerEntry, utcnow
 from chatmem.tools import validate
 from tests.hostapp import USERS
-from tests.test_guardrails import with_link_tool
 from tests.screen_helpers import JSON, SCREEN, add_token_route, login, propose, state
+from tests.test_guardrails import with_link_tool
 
 ADMIN, EDITOR = USERS["admin"], USERS["editor"]
 

@@ -16,11 +16,11 @@ from flask import Blueprint, flash, jsonify, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from werkzeug.wrappers import Response
 
-from .. import text
+from .. import text, tokens
 from ..errors import ChatmemError, Conflict, InvalidParams, NotFound
 from ..extension import user_id_of
 from ..memory import guidance, ledger, listing, screening
-from ..memory.models import Guidance, Session
+from ..memory.models import ApiToken, Guidance, Session
 from ..memory.screening import Flag
 from ..memory.settings import SETTINGS
 from .screen_access import (
@@ -48,6 +48,8 @@ BULK_MAX = 200
 HITS_SHOWN = 100
 DRY_RUN_SHOWN = 20
 TARGET_MAX = 200  # the column's size, as in the add and edit forms
+# The guidance tabs, then every user's API tokens (listed and revoked here, made elsewhere).
+TABS = (*listing.TABS, "tokens")
 
 
 # -- pages ----------------------------------------------------------------
@@ -57,14 +59,15 @@ TARGET_MAX = 200  # the column's size, as in the add and edit forms
 @admin_only(changes_state=False)
 def index() -> ResponseReturnValue:
     db = memory().db
-    tab = request.args.get("tab", "pending")
-    if tab not in listing.TABS:
-        tab = "pending"
-    counts = listing.counts(db)
+    tab = _tab(request.args.get("tab", "pending"))
+    counts = listing.counts(db) | {"tokens": tokens.live_count(db)}
     flags: dict[int, list[Flag]] = {}
-    if tab == "history":
-        page = listing.sessions_page(db, request.args.get("page"), counts["history"])
+    if tab == "tokens":
+        page = tokens.page(db, request.args.get("page"))
         sources: dict[str, Session] = {}
+    elif tab == "history":
+        page = listing.sessions_page(db, request.args.get("page"), counts["history"])
+        sources = {}
     else:
         page = listing.guidance_page(db, tab, request.args.get("page"), counts[tab])
         sources = listing.sessions_by_id(db, (e.session_id for e in page.items))
@@ -88,6 +91,7 @@ def index() -> ResponseReturnValue:
         dry_runs=dry_runs,
         snapshot=memory().snapshot(),
         block=memory().block(),
+        token_state=tokens.state_of,
         **helpers(),
     )
 
@@ -230,6 +234,43 @@ def settings() -> ResponseReturnValue:
         word = "on" if value else "off"
         return flash_back(f"{SETTING_LABELS[name]} is {word}.", "ok", fields.get("tab", "pending"))
     return jsonify({"ok": True, "name": name, "value": value, "settings": state})
+
+
+@bp.post("/tokens/<int:token_id>/revoke")
+@admin_only(changes_state=True)
+def revoke_token(token_id: int) -> ResponseReturnValue:
+    """Revoke anyone's API token (audited as this curator's `token_revoke`)."""
+    try:
+        token = tokens.revoke(memory().db, token_id, actor_id=_actor_id())
+    except ChatmemError as error:
+        return _failed(error, "tokens")
+    owner = helpers()["user_name"](token.user_id)
+    message = visible(
+        f"Revoked {owner}’s token “{token.name}” ({token.prefix}…): it no longer works."
+    )
+    if wants_json():
+        return jsonify({"ok": True, "token": token_json(token), "message": message})
+    return flash_back(message, "ok", "tokens", request.form.get("page"))
+
+
+def token_json(token: ApiToken) -> dict[str, Any]:
+    """A token as the screen describes it: never its hash, only the prefix."""
+
+    def when(value: Any) -> str | None:
+        return value.isoformat() + "Z" if value else None
+
+    return {
+        "id": token.id,
+        "user_id": token.user_id,
+        "name": token.name,
+        "prefix": token.prefix,
+        "read_only": token.read_only,
+        "created_at": when(token.created_at),
+        "last_used_at": when(token.last_used_at),
+        "expires_at": when(token.expires_at),
+        "revoked_at": when(token.revoked_at),
+        "state": tokens.state_of(token),
+    }
 
 
 # -- the one place actions meet the domain ------------------------------------
@@ -384,7 +425,7 @@ def _settings_wants_page() -> bool:
 
 
 def _tab(tab: str) -> str:
-    return tab if tab in listing.TABS else "pending"
+    return tab if tab in TABS else "pending"
 
 
 def _actor_id() -> str:

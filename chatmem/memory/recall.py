@@ -1,8 +1,8 @@
 """The queries behind the `recall` tool.
 
 `topic` is a case-insensitive substring over guidance title and text and over
-session summaries and digests. Guidance is returned in block priority order,
-sessions newest first.
+session summaries and digests. Guidance is returned one bounded page at a
+time in recall's order (see `recall_page`), sessions newest first.
 
 The predicate is always the plain scan's (`lower(column) LIKE '%topic%'`); on
 SQLite an FTS5 trigram index first narrows the rows it is applied to, and on
@@ -30,7 +30,6 @@ from sqlalchemy import (
 )
 
 from . import reads, search
-from .block import priority
 from .models import (
     GUIDANCE_RECORD_COLUMNS,
     SESSION_RECORD_COLUMNS,
@@ -39,6 +38,7 @@ from .models import (
     guidance_record,
     session_record,
 )
+from .recall_page import DEFAULT_LIMIT, Ordered, page
 
 ESCAPE = "/"
 
@@ -93,8 +93,8 @@ _OWN_NEWEST_RECORDS = (
 
 def guidance(
     db: SQLAlchemy, *, type: str | None = None, topic: str | None = None, scan: bool = False
-) -> list[Row[Any]]:
-    """Approved, enabled entries (rows of GUIDANCE_RECORD_COLUMNS) in block priority order."""
+) -> Ordered[dict[str, Any]]:
+    """Approved, enabled entries matching the filters, as records in recall's order."""
     query = _ACTIVE_GUIDANCE
     if type:
         query = query.where(Guidance.type == type)
@@ -103,7 +103,7 @@ def guidance(
         query = query.where(
             topic_filter(db, "chatmem_guidance", Guidance.id, columns, topic, scan=scan)
         )
-    return sorted(db.session.execute(query), key=priority)
+    return Ordered.of(list(db.session.execute(query)), guidance_record)
 
 
 # How many of the newest records the first, index-free pass reads.
@@ -173,25 +173,33 @@ def recall(
     type: str | None = None,
     topic: str | None = None,
     limit: int = 10,
+    guidance_limit: int = DEFAULT_LIMIT,
+    cursor: str | None = None,
     scan: bool = False,
-    approved: list[dict[str, Any]] | None = None,
+    approved: Ordered[dict[str, Any]] | None = None,
     user_id: str | None = None,
-) -> dict[str, list[dict[str, Any]]]:
+) -> dict[str, Any]:
     """`scan=True` skips the indexes: the reference the indexed path must equal.
 
     `user_id` limits the session records to that user's (guidance is the
     site's, approved by a person, and the same for everyone).
 
     `approved`, when given, is all active guidance already shaped and in
-    priority order (the caller's per-revision cache); without a topic it
-    stands in for the guidance query.
+    recall's order (the caller's per-revision cache); without a topic it
+    stands in for the guidance query. Only the page is copied out of it.
+
+    Guidance comes a page at a time (`guidance_limit`, `cursor`); sessions
+    are the newest `limit` records on every page.
     """
     if approved is not None and not topic:
-        found = [g for g in approved if not type or g["type"] == type]
+        found = approved.of_type(type)
     else:
-        found = [guidance_record(g) for g in guidance(db, type=type, topic=topic, scan=scan)]
+        found = guidance(db, type=type, topic=topic, scan=scan)
+    shown = page(found, limit=guidance_limit, cursor=cursor, query=[type, topic or None])
     return {
-        "guidance": found,
+        "guidance": [dict(g) for g in shown.items],
+        "guidance_total": shown.total,
+        "cursor": shown.cursor,
         "sessions": [
             session_record(s)
             for s in session_records(db, topic=topic, limit=limit, scan=scan, user_id=user_id)

@@ -48,6 +48,16 @@ def order_key(entry: Any) -> Key:
     return (GUIDANCE_TYPES.index(entry.type), -((approved - _EPOCH) // _MICROSECOND), -entry.id)
 
 
+def approved_at_of(key: Key) -> datetime:
+    """The approval time a key holds (for the query's keyset condition)."""
+    return _EPOCH + timedelta(microseconds=-key[1])
+
+
+def query_of(type: str | None, topic: str | None) -> list[str | None]:
+    """What a cursor is bound to: the filters that decide which entries match."""
+    return [type or None, topic or None]
+
+
 @dataclass(frozen=True)
 class Ordered(Generic[T]):
     """Entries in recall's order, with their keys (for bisecting)."""
@@ -76,6 +86,11 @@ class Page(Generic[T]):
     items: list[T]
     total: int
     cursor: str | None
+
+
+def following(last: Any, query: object) -> str:
+    """The cursor for the page after the one `last` (an entry) ends."""
+    return encode(order_key(last), query)
 
 
 def page(ordered: Ordered[T], *, limit: int, cursor: str | None, query: object) -> Page[T]:

@@ -103,6 +103,33 @@ _OWN_NEWEST_RECORDS = (
 )
 
 
+# How many of the newest records the first, index-free pass reads.
+RECENT = 1000
+# A topic the SQLite index finds in fewer rows than this is rare: the index
+# serves it. A common one is served better without: sessions by the first
+# pass over the newest records, guidance by scanning the active entries.
+RARE = 1000
+
+
+def _rare(db: SQLAlchemy, topic: str, table: str) -> bool:
+    """Whether the trigram index finds this topic in fewer than RARE rows of `table` (SQLite).
+
+    Asking costs 0.1-0.5 ms whatever the topic, because the probe stops at
+    RARE candidates. It saves a rare topic the first pass over sessions
+    (several ms on 100,000 records), and a common one the index's cost of
+    listing thousands of candidates (FTS5 is slower than a scan then). The
+    candidates are a superset, so a topic counted rare is rare. On
+    PostgreSQL (no FTS table) nothing is rare: pg_trgm serves the predicate.
+    """
+    connection = db.session.connection()
+    fts = search.fts_table(connection.engine, connection, table, topic)
+    if fts is None:
+        return False
+    probe = f"SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?)"
+    phrase = search.match_phrase(topic.lower())
+    return int(connection.exec_driver_sql(probe, (phrase, RARE)).scalar() or 0) < RARE
+
+
 # recall's guidance order (see recall_page.order_key), for the query.
 _type_rank: ColumnElement[int] = case(
     {t: i for i, t in enumerate(GUIDANCE_TYPES)}, value=Guidance.type
@@ -141,45 +168,25 @@ def guidance(
         matching = matching.where(Guidance.type == type)
     if topic:
         columns = (Guidance.title, Guidance.text)
+        indexed = not scan and _rare(db, topic, "chatmem_guidance")
         matching = matching.where(
-            topic_filter(db, "chatmem_guidance", Guidance.id, columns, topic, scan=scan)
+            topic_filter(db, "chatmem_guidance", Guidance.id, columns, topic, scan=not indexed)
         )
-    paged = matching if after is None else matching.where(_after(after))
+    if after is None:
+        # The first page counts in the same query (one pass over the matches).
+        paged = matching.add_columns(func.count().over().label("matched"))
+    else:
+        paged = matching.where(_after(after))
     # One more than the page: whether another page follows.
     rows = list(db.session.execute(paged.order_by(*_RECALL_ORDER).limit(limit + 1)))
     more = len(rows) > limit
-    if after is None and not more:
-        total = len(rows)  # the first page holds them all: nothing left to count
+    if after is None:
+        total = rows[0].matched if rows else 0
     else:
         count = select(func.count()).select_from(matching.subquery())
         total = int(db.session.execute(count).scalar() or 0)
     next_cursor = following(rows[limit - 1], query_filters) if more else None
     return Page([guidance_record(r) for r in rows[:limit]], total, next_cursor)
-
-
-# How many of the newest records the first, index-free pass reads.
-RECENT = 1000
-# A topic the SQLite index finds in fewer records than this is rare: the
-# index alone answers it, and the first pass (which would find too few
-# among the newest records anyway) is skipped.
-RARE = 1000
-
-
-def _rare(db: SQLAlchemy, topic: str) -> bool:
-    """Whether the trigram index holds this topic in fewer than RARE records (SQLite).
-
-    Asking costs 0.1-0.3 ms whatever the topic, because the probe stops at
-    RARE candidates; the first pass it saves a rare topic costs several ms
-    (measured on 100,000 records). The candidates are a superset, so a
-    topic counted rare is rare.
-    """
-    connection = db.session.connection()
-    fts = search.fts_table(connection.engine, connection, "chatmem_session", topic)
-    if fts is None:
-        return False
-    probe = f"SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?)"
-    phrase = search.match_phrase(topic.lower())
-    return int(connection.exec_driver_sql(probe, (phrase, RARE)).scalar() or 0) < RARE
 
 
 def session_records(
@@ -213,19 +220,24 @@ def session_records(
     query = records
     columns = (Session.summary, Session.digest)
     predicate = topic_filter(db, "chatmem_session", None, columns, topic, scan=True)
-    if not scan and not _rare(db, topic):
-        # A derived table, not `id IN (...)`: both engines stream it in order
-        # and stop at `limit` matches.
-        recent = records.order_by(*_NEWEST).limit(RECENT).subquery("recent")
-        among = topic_filter(db, "", None, (recent.c.summary, recent.c.digest), topic, scan=True)
-        found = list(
-            db.session.execute(
-                select(recent)
-                .where(among)
-                .order_by(recent.c.recorded_at.desc(), recent.c.id)
-                .limit(limit)
-            )
-        )
+    if not scan and not _rare(db, topic, "chatmem_session"):
+        # The newest RECENT records are those from the RECENT-th newest
+        # time on (an index-only walk to find it). A bound on recorded_at,
+        # not a LIMITed derived table: SQLite sorted that table whole (all
+        # RECENT rows read, ~2 ms) before it kept `limit`; this walk stops
+        # at the `limit`-th match. Ties at the cutoff all come in, so what is
+        # scanned is still a prefix of the order: `limit` matches in it are
+        # the newest overall.
+        times = select(Session.recorded_at).where(Session.recorded_at.is_not(None))
+        if own:
+            times = times.where(Session.user_id == user_id)
+        cutoff = db.session.execute(
+            times.order_by(Session.recorded_at.desc()).offset(RECENT - 1).limit(1)
+        ).scalar()
+        recent = query.where(predicate)
+        if cutoff is not None:
+            recent = recent.where(Session.recorded_at >= cutoff)
+        found: list[Row[Any]] = list(db.session.execute(recent.order_by(*_NEWEST).limit(limit)))
         if len(found) == limit:
             return found
     if scan or db.engine.dialect.name != "postgresql":

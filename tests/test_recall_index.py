@@ -137,6 +137,10 @@ def _seed(db: Any, rng: random.Random) -> list[str]:
                 channel="python",
                 started_at=now,
                 last_seen_at=now,
+                # Ended: a sweep (any sweeper on a shared PostgreSQL database)
+                # ends and records idle open sessions, which would change the
+                # answer between the indexed call and the scan it is compared to.
+                ended_at=now,
                 recorded_at=now + timedelta(minutes=rng.randint(0, 50)) if i % 7 else None,
                 summary=summary,
                 digest=digest,

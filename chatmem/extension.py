@@ -25,6 +25,7 @@ from .memory.dry_run import DryRun
 from .memory.dry_run import dry_run as _dry_run
 from .memory.guardrails import GuardrailIndex
 from .memory.models import Base, guidance_record
+from .memory.recall_page import Ordered
 from .memory.sessions import end as _end_session
 from .memory.sessions import idle_ids as _idle_ids
 from .memory.sessions import start as _start_session
@@ -45,8 +46,8 @@ class _Cache:
     revision: int = -1
     block: _block.Block = _block.EMPTY
     guardrails: GuardrailIndex = field(default_factory=GuardrailIndex)
-    # What a topic-less `recall` returns as guidance, in block priority order.
-    approved: tuple[dict[str, Any], ...] = ()
+    # What a topic-less `recall` pages through as guidance, in recall's order.
+    approved: Ordered[dict[str, Any]] = field(default_factory=lambda: Ordered((), ()))
     # API tokens seen valid at this revision (token hash -> KnownToken); see tokens.py.
     tokens: dict[str, Any] = field(default_factory=dict)
     # Active guidance indexed for screening proposals; built on first use.
@@ -292,20 +293,21 @@ class ChatMemory:
                     revision=snapshot.revision,
                     block=_block.compose(entries),
                     guardrails=GuardrailIndex.build(entries, self.server_name),
-                    approved=tuple(
-                        for_agents_record(guidance_record(e), _guidance.WRITTEN)
-                        for e in sorted(entries, key=_block.priority)
+                    approved=Ordered.of(
+                        entries,
+                        lambda e: for_agents_record(guidance_record(e), _guidance.WRITTEN),
                     ),
                 )
             return state.cache
 
-    def approved_guidance(self, snapshot: _settings.Snapshot) -> list[dict[str, Any]]:
-        """Active guidance as `recall` shows it, at this revision (copies: callers may edit).
+    def approved_guidance(self, snapshot: _settings.Snapshot) -> Ordered[dict[str, Any]]:
+        """Active guidance as `recall` shows it, in its order, at this revision.
 
         Every change to active guidance bumps the revision in the same
-        transaction, so this is exactly what the query would return.
+        transaction, so this is exactly what the query would return. Shared,
+        not copied: `recall` copies only the page it sends.
         """
-        return [dict(entry) for entry in self._cache(snapshot).approved]
+        return self._cache(snapshot).approved
 
     def screen(
         self,

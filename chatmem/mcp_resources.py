@@ -128,7 +128,7 @@ def _approved_entry(caller: Caller, uri: str) -> dict[str, Any] | None:
     wanted = int(found[1])
     # The per-revision cache: approved, enabled, already through the text rules.
     approved = caller.memory.approved_guidance(caller.snapshot or caller.memory.snapshot())
-    return next((entry for entry in approved if entry["id"] == wanted), None)
+    return next((entry for entry in approved.items if entry["id"] == wanted), None)
 
 
 def _prompt(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:

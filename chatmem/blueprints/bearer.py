@@ -8,13 +8,12 @@ the host's CSRF protection.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from flask import Blueprint, current_app, request
 from flask.sansio.app import App
 
-from .. import ratelimit
+from .. import inputs, ratelimit
 from ..errors import InvalidParams, PayloadTooLarge
 from ..tokens import Bearer, authenticate
 
@@ -52,13 +51,9 @@ def read_body() -> bytes:
     return body
 
 
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def parse_json(body: bytes) -> Any:
-    """Strict JSON (no NaN or Infinity); ValueError when it is not JSON."""
-    return json.loads(body.decode("utf-8"), parse_constant=_no_constants)
+    """Strict, bounded JSON (`chatmem.inputs`): NotJson or InvalidParams, never a 500."""
+    return inputs.parse_json(body)
 
 
 def session_key() -> str | None:
@@ -66,7 +61,7 @@ def session_key() -> str | None:
     key = request.headers.get("X-Chatmem-Session")
     if key is None:
         return None
-    key = key.strip()
+    key = inputs.check_text(key.strip(), field="X-Chatmem-Session")
     if not key or len(key) > SESSION_KEY_MAX:
         raise InvalidParams(
             f"X-Chatmem-Session must be 1-{SESSION_KEY_MAX} characters.",

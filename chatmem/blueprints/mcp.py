@@ -26,10 +26,12 @@ from flask import Blueprint, Response, request
 
 from .. import mcp_protocol as rpc
 from .. import mcp_sessions
-from ..errors import ChatmemError
+from ..errors import ChatmemError, InvalidParams
+from ..inputs import NotJson, check_value
 from ..mcp_protocol import RpcError
 from ..tokens import Bearer
 from .bearer import bearer, exempt_from_csrf, memory, parse_json, read_body
+from .http_errors import add_error_headers, method_not_allowed
 
 log = logging.getLogger("chatmem")
 
@@ -52,11 +54,7 @@ def refusal(error: ChatmemError) -> Response:
     response = rpc_error(
         None, RpcError(rpc.SERVER_ERROR, error.message, error.to_dict()), error.status
     )
-    if error.code == "unauthorized":
-        response.headers["WWW-Authenticate"] = 'Bearer realm="chatmem"'
-    if "retry_after" in error.details:
-        response.headers["Retry-After"] = str(error.details["retry_after"])
-    return response
+    return add_error_headers(response, error)
 
 
 # -- Host and Origin (DNS rebinding) -------------------------------------------
@@ -139,7 +137,7 @@ def endpoint() -> Response:
         return refused
     if request.method == "GET":
         # No server-to-client stream: 405 is the answer clients expect (not 404 or 200).
-        return Response(status=405, headers={"Allow": "POST, DELETE"})
+        return refusal(method_not_allowed(["POST", "DELETE"]))
     try:
         try:
             who = bearer()
@@ -177,8 +175,15 @@ def _session_gone(request_id: Any) -> Response:
 def dispatch(who: Bearer, body: bytes) -> Response:
     try:
         message = parse_json(body)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return rpc_error(None, RpcError(rpc.PARSE_ERROR, "Parse error: the body is not JSON."), 400)
+    except NotJson as error:
+        not_json = error.details.get("reason") == "not_json"
+        message = "the body is not JSON." if not_json else error.message
+        return rpc_error(None, RpcError(rpc.PARSE_ERROR, f"Parse error: {message}"), 400)
+    except InvalidParams as error:
+        # JSON, but a value no tool may take (NUL, a lone surrogate, 2^63...):
+        # refused before dispatch, so nothing is written.
+        error_rpc = RpcError(rpc.INVALID_PARAMS, error.message, error.to_dict())
+        return rpc_error(_id_of(body), error_rpc, 400)
     if not isinstance(message, dict):
         return rpc_error(
             None,
@@ -213,6 +218,17 @@ def dispatch(who: Bearer, body: bytes) -> Response:
     if modern:
         return _modern(who, request_id, method, params, version)
     return _handshake(who, request_id, method, params)
+
+
+def _id_of(body: bytes) -> Any:
+    """The id of a request refused for one of its values, when the id itself is clean."""
+    message = json.loads(body)  # it parsed a moment ago: only a value was refused
+    found = message.get("id") if isinstance(message, dict) else None
+    try:
+        check_value(found, field="id")
+    except InvalidParams:
+        return None
+    return found if _valid_id(found) else None
 
 
 def _valid_id(value: Any) -> bool:

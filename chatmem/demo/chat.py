@@ -20,6 +20,7 @@ from flask import current_app
 from sqlalchemy import select
 
 from chatmem import ChatmemError, Conflict, InvalidParams
+from chatmem.inputs import NotJson, json_safe, parse_json
 from chatmem.memory.models import Session as MemorySession
 from chatmem.providers import (
     Message,
@@ -41,6 +42,7 @@ log = logging.getLogger("chatmem.demo")
 CONTENT_MAX = 8000
 TITLE_CHARS = 60
 TRANSCRIPT_MAX = 20000
+_JSON_FIELDS = ("arguments", "result", "tool_calls")
 BASE_PROMPT = (
     "You are the assistant of a small website. You can read and change its posts, pages "
     "and header/footer templates with the tools you are given. Call recall at the start "
@@ -191,22 +193,28 @@ class _Turn:
     def add(self, **fields: Any) -> ChatMessage:
         # Committed at once: a failing tool rolls the session back, and the
         # conversation so far must survive that.
-        message = ChatMessage(conversation_id=self.conversation.id, **fields)
+        # A model may send NaN in a tool call: store null, which JSON has.
+        safe = {k: json_safe(v) if k in _JSON_FIELDS else v for k, v in fields.items()}
+        message = ChatMessage(conversation_id=self.conversation.id, **safe)
         db.session.add(message)
         db.session.commit()
         self.added.append(message)
         return message
 
     def tool_command(self, name: str | None, raw_args: str | None) -> None:
+        raw_args = raw_args or ""
         if not name:
             self.add(role="notice", content=TOOL_USAGE)
             return
         try:
-            arguments = json.loads(raw_args) if raw_args and raw_args.strip() else {}
-        except json.JSONDecodeError as exc:
-            self.add(
-                role="notice", content=f"Those arguments are not JSON ({exc.msg}). {TOOL_USAGE}"
-            )
+            arguments = parse_json(raw_args, field="arguments") if raw_args.strip() else {}
+        except NotJson:
+            self.add(role="notice", content=f"Those arguments are not JSON. {TOOL_USAGE}")
+            return
+        except InvalidParams as exc:
+            # JSON, but with a value no tool takes (and no JSON column should
+            # store): NaN, NUL, a lone surrogate, a number past 64 bits.
+            self.add(role="notice", content=f"Those arguments were refused: {exc.message}")
             return
         if not isinstance(arguments, dict):
             self.add(role="notice", content=f"The arguments must be a JSON object. {TOOL_USAGE}")

@@ -34,6 +34,7 @@ from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
 
 from chatmem import ChatmemError, Forbidden, InvalidParams, NotFound, PayloadTooLarge, Unauthorized
+from chatmem.inputs import parse_json
 from chatmem.tokens import authenticate
 
 from . import chat
@@ -42,6 +43,7 @@ from .models import Conversation, User
 
 bp = Blueprint("demo", __name__)
 API = "/chat/api/"
+ID_MAX = 2**31 - 1  # the id column's range: a larger id in a URL is simply not found
 
 
 # -- errors -----------------------------------------------------------------
@@ -82,9 +84,11 @@ def http_error(error: HTTPException) -> Any:
         mapped = ChatmemError(
             error.description or "Request failed.", code="http_error", status=status
         )
+    # Keep what the status needs (Allow on a 405), whichever body answers.
+    headers = {k: v for k, v in error.get_headers() if k == "Allow"}
     if _wants_json():
-        return error_response(mapped)
-    return render_template("demo/error.html", message=mapped.message), status
+        return (*error_response(mapped), headers)
+    return render_template("demo/error.html", message=mapped.message), status, headers
 
 
 def server_error(error: Exception) -> Any:
@@ -165,7 +169,7 @@ def logout() -> Any:
 
 
 @bp.get("/chat")
-@bp.get("/chat/<int:conversation_id>")
+@bp.get(f"/chat/<int(max={ID_MAX}):conversation_id>")
 @login_required
 def chat_page(conversation_id: int | None = None) -> Any:
     conversation = _own(conversation_id) if conversation_id is not None else None
@@ -253,7 +257,7 @@ def api_create() -> Any:
     return jsonify(conversation.to_dict()), 201
 
 
-@bp.get(API + "conversations/<int:conversation_id>")
+@bp.get(f"{API}conversations/<int(max={ID_MAX}):conversation_id>")
 @api_login
 def api_show(conversation_id: int) -> Any:
     conversation = _own(conversation_id)
@@ -262,11 +266,13 @@ def api_show(conversation_id: int) -> Any:
     return jsonify(body)
 
 
-@bp.post(API + "conversations/<int:conversation_id>/messages")
+@bp.post(f"{API}conversations/<int(max={ID_MAX}):conversation_id>/messages")
 @api_login
 def api_message(conversation_id: int) -> Any:
     conversation = _own(conversation_id)
-    body = request.get_json(silent=True)
+    # chatmem's bounded parser: deep nesting, NaN, NUL, lone surrogates and
+    # 5,000-digit numbers are a 400 here too, never a 500 or a stored row.
+    body = parse_json(request.get_data()) if request.is_json else None
     if not isinstance(body, dict):
         raise InvalidParams('Send a JSON object: {"content": "..."}.', details={"field": "content"})
     added = chat.post_message(
@@ -275,7 +281,7 @@ def api_message(conversation_id: int) -> Any:
     return jsonify({"messages": [m.to_dict() for m in added]}), 201
 
 
-@bp.post(API + "conversations/<int:conversation_id>/close")
+@bp.post(f"{API}conversations/<int(max={ID_MAX}):conversation_id>/close")
 @api_login
 def api_close(conversation_id: int) -> Any:
     conversation = _own(conversation_id)

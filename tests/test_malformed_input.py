@@ -107,6 +107,10 @@ WHOLE_BODIES = [
     ("duplicate key, last one bad", b'{"post_id": 1, "post_id": "\\ud800"}'),
     ("form encoding", b"post_id=1&title=x"),
     ("number of 5,000 digits", b'{"post_id": ' + b"1" * 5000 + b"}"),
+    ("whitespace only", b"\t\n  "),
+    ("one brace too many", b"{}}"),
+    ("unclosed list", b'{"a": [1, 2'),
+    ("true", b"true"),
 ]
 
 # Stable codes a refusal may carry (SPEC §11, JSON-RPC for MCP).
@@ -126,7 +130,10 @@ def channels(demo_app: Flask) -> Iterator[Channels]:
 class Ledger:
     """Every row before, compared after each input: what changed, by table."""
 
-    def __init__(self, app: Flask, *, ignore: tuple[str, ...] = ()) -> None:
+    def __init__(self, channels: Channels, *, ignore: tuple[str, ...] = ()) -> None:
+        # One good call first: a token's first use stamps its last_used_at.
+        assert channels.http.get("/chatmem/api/tools", headers=channels.auth()).status_code == 200
+        app = channels.app
         with app.app_context():
             self.engine = app.extensions["sqlalchemy"].engine
         self.ignore = ignore
@@ -193,7 +200,7 @@ def slot_bodies() -> Iterator[tuple[str, bytes]]:
 
 
 def test_rest_refuses_every_malformed_input(channels: Channels) -> None:
-    ledger = Ledger(channels.app)
+    ledger = Ledger(channels)
     problems: list[str] = []
     count = 0
     for label, body in slot_bodies():
@@ -230,7 +237,7 @@ def mcp_problem(response: Any) -> str | None:
 
 
 def test_mcp_refuses_every_malformed_input(channels: Channels) -> None:
-    ledger = Ledger(channels.app)
+    ledger = Ledger(channels)
     problems: list[str] = []
     for label, arguments in slot_bodies():
         if label.startswith("body:"):
@@ -275,7 +282,7 @@ def chat_body(channels: Channels, body: bytes) -> Any:
 
 def test_chat_api_refuses_every_malformed_body(channels: Channels) -> None:
     """The message body itself malformed: 400 and not a row written, the message neither."""
-    ledger = Ledger(channels.app)
+    ledger = Ledger(channels)
     problems: list[str] = []
     inputs = [(f"body: {name}", body) for name, body in WHOLE_BODIES] + [
         (f"content = {f.name}", b'{"content": ' + f.json.encode() + b"}")
@@ -294,7 +301,7 @@ def test_chat_tool_commands_refuse_every_malformed_argument(channels: Channels) 
     The conversation records the turn (that is what a chat is), so its two
     tables are left out of the comparison; every other row must not change.
     """
-    ledger = Ledger(channels.app, ignore=("demo_message", "demo_conversation"))
+    ledger = Ledger(channels, ignore=("demo_message", "demo_conversation"))
     problems: list[str] = []
     for fragment in FRAGMENTS:
         content = "/tool update-post " + update_post(fragment.json)
@@ -326,7 +333,7 @@ def pending_entry(channels: Channels) -> int:
 
 def screen_post(channels: Channels, path: str, **kwargs: Any) -> Any:
     headers = {
-        "X-CSRFToken": channels.admin.csrf_from("/chatmem/memory"),
+        "X-CSRFToken": channels.admin.csrf,
         "Accept": "application/json",
     }
     return channels.admin.client.post(path, headers=headers, **kwargs)
@@ -335,15 +342,15 @@ def screen_post(channels: Channels, path: str, **kwargs: Any) -> Any:
 def test_memory_screen_refuses_every_malformed_field(
     channels: Channels, pending_entry: int
 ) -> None:
-    """JSON and form fields: a version, a title, whole bodies; the entry stays pending."""
+    """JSON and form fields: a version, a text, whole bodies; the entry stays pending."""
     approve = f"/chatmem/memory/guidance/{pending_entry}/approve"
     inputs: list[tuple[str, str, dict[str, Any]]] = []
     for f in FRAGMENTS:
         inputs.append((f"version = {f.name}", approve, {"data": '{"version": ' + f.json + "}"}))
         inputs.append((f"form version = {f.name}", approve, {"data": {"version": f.json}}))
         if not f.is_text:
-            body = '{"type": "convention", "title": ' + f.json + ', "text": "x"}'
-            inputs.append((f"title = {f.name}", "/chatmem/memory/guidance", {"data": body}))
+            body = '{"type": "convention", "text": ' + f.json + "}"
+            inputs.append((f"text = {f.name}", "/chatmem/memory/guidance", {"data": body}))
     for raw in ("\x00", "9" * 5000, "\u00b2", "1" * 20, "", " "):
         inputs.append((f"form version = {raw[:20]!r}", approve, {"data": {"version": raw}}))
         inputs.append(
@@ -356,7 +363,7 @@ def test_memory_screen_refuses_every_malformed_field(
     for name, body in WHOLE_BODIES:
         inputs.append((f"body: {name}", "/chatmem/memory/guidance", {"data": body}))
     inputs.append(("entry id 2^63", f"/chatmem/memory/guidance/{2**63}/approve", {"data": "{}"}))
-    ledger = Ledger(channels.app)
+    ledger = Ledger(channels)
     problems: list[str] = []
     for label, path, kwargs in inputs:
         if isinstance(kwargs["data"], str | bytes):
@@ -383,7 +390,7 @@ def test_python_channel_refuses_every_malformed_argument(channels: Channels) -> 
         ("NUL", "a\x00b"),
         ("digit string of 5,000 digits", "9" * 5000),
     ]
-    ledger = Ledger(channels.app)
+    ledger = Ledger(channels)
     problems: list[str] = []
     with channels.app.app_context():
         user = db.session.scalars(select(User).filter_by(username="editor")).one()

@@ -1,5 +1,7 @@
 """Errors under the prefix's `/api` and `/mcp` answer in JSON, routing failures included.
 
+(And under `/memory`, the Memory screen, when the client asked for JSON.)
+
 A URL no rule matches, or a method a rule does not take, fails in Werkzeug's
 router before any blueprint is chosen, so a blueprint's error handlers never
 see it and Flask answers with an HTML page. A before-request hook sees the
@@ -52,13 +54,19 @@ def routing_error() -> ChatmemError | None:
 
 
 def answer_routing_errors(app: Flask, prefix: str) -> None:
-    """Answer routing failures under `<prefix>/api` and `<prefix>/mcp` in their JSON."""
+    """Answer routing failures under `<prefix>/api`, `/mcp` (and `/memory`) in their JSON."""
     from .api import error_response
     from .mcp import refusal
+    from .screen_access import wants_json
 
-    surfaces: dict[str, Callable[[ChatmemError], Response]] = {
+    def screen(error: ChatmemError) -> Response | None:
+        # Pages stay the host's: only a script that asked for JSON gets JSON.
+        return error_response(error) if wants_json() else None
+
+    surfaces: dict[str, Callable[[ChatmemError], Response | None]] = {
         f"{prefix}/api": error_response,
         f"{prefix}/mcp": refusal,
+        f"{prefix}/memory": screen,
     }
 
     def hook() -> Response | None:

@@ -440,3 +440,15 @@ def test_a_stored_nan_does_not_hide_the_conversation(channels: Channels) -> None
     embedded = page.split('<script id="chat-data" type="application/json">', 1)[1]
     data = strict_json(embedded.split("</script>", 1)[0])
     assert data is not None and len(data["messages"]) == 2
+
+
+def test_sign_in_with_malformed_fields_is_a_plain_refusal(channels: Channels) -> None:
+    """NUL (PostgreSQL cannot compare it), 5,000 characters, a surrogate-free odd name: 401."""
+    from tests.test_rate_limits import sign_in
+
+    ledger = Ledger(channels)
+    for username in ("edi\x00tor", "e" * 5000, "\u00b2", ""):
+        response = sign_in(channels.app.test_client(), username, "editor\x00")
+        assert response.status_code == 401, username[:20]
+        assert "Wrong username or password." in response.get_data(as_text=True)
+    assert ledger.changed() == []

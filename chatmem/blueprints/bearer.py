@@ -13,9 +13,10 @@ from typing import Any
 from flask import Blueprint, current_app, request
 from flask.sansio.app import App
 
-from .. import inputs, ratelimit
+from .. import inputs
+from ..admission import admit
 from ..errors import InvalidParams, PayloadTooLarge
-from ..tokens import Bearer, authenticate
+from ..tokens import Bearer
 
 SESSION_KEY_MAX = 200
 
@@ -31,10 +32,7 @@ def bearer() -> Bearer:
     The state row is read here, once for the request: the token check keys
     its cache on the revision, and the tool call reuses it.
     """
-    mem = memory()
-    who = authenticate(mem, request.headers.get("Authorization"), mem.snapshot())
-    ratelimit.hit(mem.db, who.token_id, int(mem.config("CHATMEM_RATE_LIMIT_PER_MINUTE")))
-    return who
+    return admit(memory(), request.headers.get("Authorization"))
 
 
 def read_body() -> bytes:

@@ -17,17 +17,12 @@ from collections.abc import Callable
 from flask import Flask, Response, request
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 
-from ..errors import ChatmemError
+from ..errors import ChatmemError, headers_for
 
 
 def add_error_headers(response: Response, error: ChatmemError) -> Response:
     """The headers an error's status calls for: WWW-Authenticate, Retry-After, Allow."""
-    if error.code == "unauthorized":
-        response.headers["WWW-Authenticate"] = 'Bearer realm="chatmem"'
-    if "retry_after" in error.details:
-        response.headers["Retry-After"] = str(error.details["retry_after"])
-    if error.status == 405 and "allow" in error.details:
-        response.headers["Allow"] = ", ".join(error.details["allow"])
+    response.headers.update(headers_for(error))
     return response
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import shlex
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,11 +35,12 @@ from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
 
 from chatmem import ChatmemError, Forbidden, InvalidParams, NotFound, PayloadTooLarge, Unauthorized
+from chatmem.admission import admit
+from chatmem.errors import headers_for
 from chatmem.inputs import parse_json
-from chatmem.tokens import authenticate
 
 from . import chat
-from .extensions import csrf, db, login_manager, memory
+from .extensions import csrf, db, limiter, login_manager, memory
 from .models import Conversation, User
 
 bp = Blueprint("demo", __name__)
@@ -53,9 +55,9 @@ def _wants_json() -> bool:
     return request.path.startswith(API)
 
 
-def error_response(error: ChatmemError) -> tuple[Response, int]:
-    """The one JSON error shape of the chat API."""
-    return jsonify({"error": error.to_dict()}), error.status
+def error_response(error: ChatmemError) -> tuple[Response, int, dict[str, str]]:
+    """The one JSON error shape of the chat API (Retry-After on a 429, as chatmem's)."""
+    return jsonify({"error": error.to_dict()}), error.status, headers_for(error)
 
 
 @bp.errorhandler(ChatmemError)
@@ -75,6 +77,8 @@ def _csrf_error(error: CSRFError) -> Any:
 
 def http_error(error: HTTPException) -> Any:
     """App-wide: 404/405/413/500 as JSON on the API, a plain page elsewhere."""
+    if error.response is not None:
+        return error.response  # made for this error already (the sign-in throttle's page)
     status = error.code or 500
     if status == 413:
         mapped: ChatmemError = PayloadTooLarge("The request body is too large.")
@@ -85,9 +89,9 @@ def http_error(error: HTTPException) -> Any:
             error.description or "Request failed.", code="http_error", status=status
         )
     # Keep what the status needs (Allow on a 405), whichever body answers.
-    headers = {k: v for k, v in error.get_headers() if k == "Allow"}
+    headers = {k: v for k, v in error.get_headers() if k in ("Allow", "Retry-After")}
     if _wants_json():
-        return (*error_response(mapped), headers)
+        return error_response(mapped)[:2] + (headers,)
     return render_template("demo/error.html", message=mapped.message), status, headers
 
 
@@ -140,12 +144,51 @@ def favicon() -> Any:
     return current_app.send_static_file("favicon.svg")
 
 
+# Sign-in throttle: failed attempts only (a right password is never counted),
+# per username (guessing one account's password) and per address (trying
+# many accounts). The 11th failure for a name within a minute gets 429, and
+# other users keep signing in.
+LOGIN_FAILURES_PER_USER = "10 per minute"
+LOGIN_FAILURES_PER_ADDRESS = "30 per minute"
+TOO_MANY_SIGN_INS = "Too many failed sign-ins: wait a minute, then try again."
+
+
+def _sign_in_name() -> str:
+    return "sign-in:" + request.form.get("username", "").strip().lower()[:200]
+
+
+def _sign_in_failed(response: Response) -> bool:
+    return response.status_code == 401
+
+
+def _too_many_sign_ins(limit: Any) -> Response:
+    page = render_template("demo/login.html", error=TOO_MANY_SIGN_INS)
+    response = Response(page, status=429)
+    response.headers["Retry-After"] = str(max(1, int(limit.reset_at - time.time())))
+    return response
+
+
 @bp.route("/login", methods=["GET", "POST"])
+@limiter.limit(
+    LOGIN_FAILURES_PER_USER,
+    key_func=_sign_in_name,
+    methods=["POST"],
+    deduct_when=_sign_in_failed,
+    on_breach=_too_many_sign_ins,
+)
+@limiter.limit(
+    LOGIN_FAILURES_PER_ADDRESS,
+    methods=["POST"],
+    deduct_when=_sign_in_failed,
+    on_breach=_too_many_sign_ins,
+)
 def login() -> Any:
     error = None
     if request.method == "POST":
         username = request.form.get("username", "").strip()
-        user = db.session.scalar(select(User).where(User.username == username))
+        # A name PostgreSQL could not even compare (NUL) is simply no user.
+        known = "\x00" not in username and len(username) <= 200
+        user = db.session.scalar(select(User).where(User.username == username)) if known else None
         if user is not None and user.check_password(request.form.get("password", "")):
             login_user(user)
             return redirect(_safe_next(request.args.get("next")))
@@ -226,7 +269,9 @@ def api_login(view: Callable[..., Any]) -> Callable[..., Any]:
     def checked(*args: Any, **kwargs: Any) -> Any:
         authorization = request.headers.get("Authorization")
         if authorization is not None:
-            who = authenticate(memory, authorization, memory.snapshot())
+            # chatmem's door for tokens: the same check and the same per-token
+            # budget as its MCP and REST endpoints, so no channel is a way around it.
+            who = admit(memory, authorization)
             g.api_user, g.api_read_only = who.user, who.read_only
         else:
             if not current_user.is_authenticated:

@@ -452,3 +452,46 @@ def test_sign_in_with_malformed_fields_is_a_plain_refusal(channels: Channels) ->
         assert response.status_code == 401, username[:20]
         assert "Wrong username or password." in response.get_data(as_text=True)
     assert ledger.changed() == []
+
+
+def test_a_models_nan_argument_is_refused_and_stored_as_null(
+    demo_app: Flask, fake_llm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model (not a client) sends NaN: the call is refused, the turn stored as strict JSON.
+
+    PostgreSQL refuses NaN in a JSON column, so storing the call as sent
+    failed the whole turn there; SQLite stored it and the page went blank.
+    """
+    from tests.demo_client import DemoClient
+    from tests.fake_llm import RESPONSES, openai_text, openai_tool_call
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-demo-0123456789")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.openai_base_url)
+    demo_app.config.update(CHATMEM_PROVIDER="openai", CHATMEM_PROVIDER_MAX_RETRIES=0)
+    editor = DemoClient(demo_app, "editor")
+    conversation = editor.new_conversation()["id"]
+    call = openai_tool_call("update-post", {"post_id": math.nan, "title": "Renamed"})
+    fake_llm.enqueue(RESPONSES, body=call)
+    fake_llm.enqueue(RESPONSES, body=openai_text("That id was not a number."))
+    before = dump_tables(
+        _engine(demo_app),
+        DemoBase.metadata,
+    )["demo_post"]
+    response = editor.client.post(
+        f"/chat/api/conversations/{conversation}/messages",
+        json={"content": "Rename post one."},
+        headers={"X-CSRFToken": editor.csrf},
+    )
+    assert response.status_code == 201, response.get_data(as_text=True)
+    [card] = [m for m in response.json["messages"] if m["role"] == "tool"]
+    assert card["outcome"] == "error"
+    assert card["result"]["error"]["reason"] == "not_finite"
+    assert card["arguments"] == {"post_id": None, "title": "Renamed"}
+    shown = editor.client.get(f"/chat/api/conversations/{conversation}").get_data(as_text=True)
+    assert strict_json(shown) is not None
+    assert dump_tables(_engine(demo_app), DemoBase.metadata)["demo_post"] == before
+
+
+def _engine(app: Flask) -> Any:
+    with app.app_context():
+        return app.extensions["sqlalchemy"].engine

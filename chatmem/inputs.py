@@ -43,8 +43,14 @@ class NotJson(InvalidParams):
     """The body is not JSON within our bounds (MCP: -32700 Parse error)."""
 
 
-def parse_json(body: bytes | str, *, field: str = "body") -> Any:
-    """Strict, bounded JSON, every value checked (NotJson or InvalidParams)."""
+def parse_json(body: bytes | str, *, field: str = "", values: bool = True) -> Any:
+    """Strict, bounded JSON, every value checked (NotJson or InvalidParams).
+
+    `values=False` keeps the parse bounds (syntax, depth, number length, no
+    NaN) and leaves the value rules to whoever reads the values: MCP hands a
+    tool call's arguments to the dispatcher, which answers them as a tool
+    result the model can read, as it does a schema refusal.
+    """
     try:
         text = body.decode("utf-8") if isinstance(body, bytes) else body
         value = json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int)
@@ -54,11 +60,11 @@ def parse_json(body: bytes | str, *, field: str = "body") -> Any:
         raise _too_deep(field) from None
     except (ValueError, UnicodeDecodeError):
         raise NotJson(f"{field} is not valid JSON.", details=_why(field, "not_json")) from None
-    check_value(value, field=field)
+    check_value(value, field=field, values=values)
     return value
 
 
-def check_value(value: Any, *, field: str = "arguments") -> None:
+def check_value(value: Any, *, field: str = "", values: bool = True) -> None:
     """Walk a decoded value (without recursion): depth, numbers and text (InvalidParams)."""
     stack: list[tuple[Any, str, int]] = [(value, field, 0)]
     while stack:
@@ -68,10 +74,10 @@ def check_value(value: Any, *, field: str = "arguments") -> None:
                 raise _too_deep(path)
             pairs = item.items() if isinstance(item, dict) else enumerate(item)
             for key, inner in pairs:
-                if isinstance(key, str):
+                if values and isinstance(key, str):
                     check_text(key, field=path)
                 stack.append((inner, _join(path, str(key)), depth + 1))
-        else:
+        elif values:
             _check_scalar(item, path)
 
 
@@ -102,7 +108,8 @@ def check_text(value: str, *, field: str) -> str:
             if char == "\x00"
             else ("lone_surrogate", f"a lone surrogate (U+{ord(char):04X}), which is not text")
         )
-        raise InvalidParams(f"{_label(field)} holds {what}.", details=_why(field, reason))
+        details = {**_why(field, reason), "code_points": [f"U+{ord(char):04X}"]}
+        raise InvalidParams(f"{_label(field)} holds {what}.", details=details)
     return value
 
 
@@ -149,24 +156,28 @@ def _join(path: str, key: str) -> str:
 
 
 def _label(field: str) -> str:
-    return field or "The value"
+    return field or "The body"
 
 
 def _why(field: str, reason: str) -> dict[str, Any]:
-    return {"field": field, "reason": reason}
+    return {"field": field or "body", "reason": reason}
 
 
 def json_safe(value: Any) -> Any:
-    """A copy with NaN and Infinity as null: what strict JSON readers (browsers) can parse.
+    """A copy any JSON column and any strict JSON reader (a browser) takes.
 
-    For values that came from somewhere other than a client (a model's tool
-    call) or that were stored before these rules: one NaN in a row would
-    otherwise make the whole JSON answer unreadable.
+    NaN and Infinity become null; NUL and lone surrogates in text (and keys)
+    become U+FFFD. For records of what someone else sent, such as a model's
+    tool call (refused by the dispatcher, but kept in the transcript), and
+    for rows stored before these rules: one NaN would otherwise make a whole
+    conversation unreadable, and PostgreSQL refuses the row outright.
     """
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, str):
+        return _FORBIDDEN.sub("\ufffd", value)
     if isinstance(value, dict):
-        return {key: json_safe(inner) for key, inner in value.items()}
+        return {json_safe(key): json_safe(inner) for key, inner in value.items()}
     if isinstance(value, list | tuple):
         return [json_safe(inner) for inner in value]
     return value

@@ -254,8 +254,12 @@ def test_mcp_refuses_every_malformed_input(channels: Channels) -> None:
     assert not problems, "\n".join(problems)
 
 
-def test_mcp_value_errors_are_invalid_params_with_the_request_id(channels: Channels) -> None:
-    """JSON with a value no tool takes: -32602 naming the field, the id kept, 400."""
+def test_mcp_argument_values_are_a_tool_error_the_model_can_read(channels: Channels) -> None:
+    """NUL in an argument: a tool result with isError naming the field, not a crash.
+
+    Input validation is a tool execution error in MCP (the model can correct
+    itself), like a schema refusal; only a body that is not JSON is -32700.
+    """
     body = (
         '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", '
         '"params": {"name": "update-post", "arguments": {"post_id": 1, "title": "a\\u0000"}}}'
@@ -263,12 +267,24 @@ def test_mcp_value_errors_are_invalid_params_with_the_request_id(channels: Chann
     response = channels.http.post(
         "/chatmem/mcp", data=body, content_type="application/json", headers=channels.auth()
     )
-    assert response.status_code == 400
-    error = response.json["error"]
+    assert response.status_code == 200
     assert response.json["id"] == 7
-    assert error["code"] == -32602
-    assert error["data"]["field"] == "body/params/arguments/title"
-    assert error["data"]["reason"] == "nul_character"
+    result = response.json["result"]
+    assert result["isError"] is True
+    error = result["structuredContent"]["error"]
+    assert (error["code"], error["field"], error["reason"]) == (
+        "invalid_params",
+        "title",
+        "nul_character",
+    )
+    deep = (
+        b'{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": ' + b"[" * 50 + b"]" * 50 + b"}"
+    )
+    response = channels.http.post(
+        "/chatmem/mcp", data=deep, content_type="application/json", headers=channels.auth()
+    )
+    assert response.status_code == 400
+    assert response.json["error"]["code"] == -32700
 
 
 def chat_body(channels: Channels, body: bytes) -> Any:

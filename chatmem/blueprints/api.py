@@ -12,13 +12,14 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
+from .. import inputs
 from ..errors import ChatmemError, InvalidParams
 from ..extension import user_id_of
 from ..memory import sessions
 from ..memory.settings import Snapshot
 from ..tokens import Bearer
 from ..tools import Tool
-from .bearer import bearer, exempt_from_csrf, memory, parse_json, read_body, session_key
+from .bearer import bearer, exempt_from_csrf, memory, read_body, session_key
 from .http_errors import add_error_headers, method_not_allowed
 from .openapi import openapi_document
 
@@ -86,7 +87,8 @@ def list_tools() -> Response:
 def call_tool(name: str) -> Response:
     who = bearer()
     body = read_body()
-    arguments = parse_json(body) if body.strip() else {}
+    # chatmem.inputs: bounded JSON and the value rules (NUL, NaN, 2^63...), 400 not 500.
+    arguments = inputs.parse_json(body) if body.strip() else {}
     if not isinstance(arguments, dict):
         raise InvalidParams(
             "The request body must be a JSON object of the tool's arguments.",

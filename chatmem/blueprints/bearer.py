@@ -49,11 +49,6 @@ def read_body() -> bytes:
     return body
 
 
-def parse_json(body: bytes) -> Any:
-    """Strict, bounded JSON (`chatmem.inputs`): NotJson or InvalidParams, never a 500."""
-    return inputs.parse_json(body)
-
-
 def session_key() -> str | None:
     """The REST client's `X-Chatmem-Session` grouping key, if it sent one."""
     key = request.headers.get("X-Chatmem-Session")

@@ -24,13 +24,13 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, request
 
+from .. import inputs, mcp_sessions
 from .. import mcp_protocol as rpc
-from .. import mcp_sessions
-from ..errors import ChatmemError, InvalidParams
-from ..inputs import NotJson, check_value
+from ..errors import ChatmemError
+from ..inputs import NotJson
 from ..mcp_protocol import RpcError
 from ..tokens import Bearer
-from .bearer import bearer, exempt_from_csrf, memory, parse_json, read_body
+from .bearer import bearer, exempt_from_csrf, memory, read_body
 from .http_errors import add_error_headers, method_not_allowed
 
 log = logging.getLogger("chatmem")
@@ -174,16 +174,13 @@ def _session_gone(request_id: Any) -> Response:
 
 def dispatch(who: Bearer, body: bytes) -> Response:
     try:
-        message = parse_json(body)
+        # Bounded parse only: a tool call's argument values (NUL, 2^63...) are
+        # the dispatcher's to refuse, as a tool result the model can read.
+        message = inputs.parse_json(body, values=False)
     except NotJson as error:
         not_json = error.details.get("reason") == "not_json"
-        message = "the body is not JSON." if not_json else error.message
-        return rpc_error(None, RpcError(rpc.PARSE_ERROR, f"Parse error: {message}"), 400)
-    except InvalidParams as error:
-        # JSON, but a value no tool may take (NUL, a lone surrogate, 2^63...):
-        # refused before dispatch, so nothing is written.
-        error_rpc = RpcError(rpc.INVALID_PARAMS, error.message, error.to_dict())
-        return rpc_error(_id_of(body), error_rpc, 400)
+        message_text = "the body is not JSON." if not_json else error.message
+        return rpc_error(None, RpcError(rpc.PARSE_ERROR, f"Parse error: {message_text}"), 400)
     if not isinstance(message, dict):
         return rpc_error(
             None,
@@ -218,17 +215,6 @@ def dispatch(who: Bearer, body: bytes) -> Response:
     if modern:
         return _modern(who, request_id, method, params, version)
     return _handshake(who, request_id, method, params)
-
-
-def _id_of(body: bytes) -> Any:
-    """The id of a request refused for one of its values, when the id itself is clean."""
-    message = json.loads(body)  # it parsed a moment ago: only a value was refused
-    found = message.get("id") if isinstance(message, dict) else None
-    try:
-        check_value(found, field="id")
-    except InvalidParams:
-        return None
-    return found if _valid_id(found) else None
 
 
 def _valid_id(value: Any) -> bool:

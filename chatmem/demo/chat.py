@@ -193,7 +193,8 @@ class _Turn:
     def add(self, **fields: Any) -> ChatMessage:
         # Committed at once: a failing tool rolls the session back, and the
         # conversation so far must survive that.
-        # A model may send NaN in a tool call: store null, which JSON has.
+        # A tool call may hold NaN, NUL or a lone surrogate (refused by the
+        # dispatcher): its record keeps null and U+FFFD, which JSON columns take.
         safe = {k: json_safe(v) if k in _JSON_FIELDS else v for k, v in fields.items()}
         message = ChatMessage(conversation_id=self.conversation.id, **safe)
         db.session.add(message)
@@ -202,19 +203,17 @@ class _Turn:
         return message
 
     def tool_command(self, name: str | None, raw_args: str | None) -> None:
-        raw_args = raw_args or ""
+        raw_args = (raw_args or "").strip()
         if not name:
             self.add(role="notice", content=TOOL_USAGE)
             return
         try:
-            arguments = parse_json(raw_args, field="arguments") if raw_args.strip() else {}
-        except NotJson:
-            self.add(role="notice", content=f"Those arguments are not JSON. {TOOL_USAGE}")
-            return
-        except InvalidParams as exc:
-            # JSON, but with a value no tool takes (and no JSON column should
-            # store): NaN, NUL, a lone surrogate, a number past 64 bits.
-            self.add(role="notice", content=f"Those arguments were refused: {exc.message}")
+            # Bounded parse only: the values are the dispatcher's to refuse,
+            # as a tool error naming the field, like on every other channel.
+            arguments = parse_json(raw_args, field="arguments", values=False) if raw_args else {}
+        except NotJson as exc:
+            why = exc.message
+            self.add(role="notice", content=f"Those arguments are not JSON ({why}) {TOOL_USAGE}")
             return
         if not isinstance(arguments, dict):
             self.add(role="notice", content=f"The arguments must be a JSON object. {TOOL_USAGE}")

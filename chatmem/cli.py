@@ -11,7 +11,7 @@ from flask.cli import AppGroup
 
 from . import tokens
 from .cli_guidance import guidance_cli
-from .errors import NotFound
+from .errors import ChatmemError, NotFound
 from .memory.models import utcnow
 
 chatmem_cli = AppGroup("chatmem", help="chatmem project memory.")
@@ -51,7 +51,7 @@ chatmem_cli.add_command(token_cli)
 @click.option("--name", default="default", help="A label to tell this user's tokens apart.")
 @click.option(
     "--expires-days",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=tokens.EXPIRES_DAYS_MAX),
     default=None,
     help="Stop working after this many days (default: never).",
 )
@@ -62,13 +62,16 @@ def token_create(username: str, name: str, expires_days: int | None, read_only: 
     """Create an API token for USERNAME and print it (it is shown only this once)."""
     memory = _memory()
     user = _user(memory, username)
-    token, plain = tokens.issue(
-        memory,
-        user,
-        name=name,
-        expires_in=timedelta(days=expires_days) if expires_days else None,
-        read_only=read_only,
-    )
+    try:
+        token, plain = tokens.issue(
+            memory,
+            user,
+            name=name,
+            expires_in=timedelta(days=expires_days) if expires_days else None,
+            read_only=read_only,
+        )
+    except ChatmemError as error:
+        raise click.ClickException(error.message) from None
     scope = "read-only" if token.read_only else "full"
     expiry = f"expires {_when(token.expires_at)}" if token.expires_at else "no expiry"
     click.echo(
@@ -97,12 +100,9 @@ def token_list(username: str | None) -> None:
         who = user_name_of(owner) if owner is not None else f"user {row.user_id} (gone)"
         scope = "read-only" if row.read_only else "full"
         expiry = f"expires {_when(row.expires_at)}" if row.expires_at else "no expiry"
+        state = tokens.state_of(row, now)
         if row.revoked_at:
             state = f"revoked {_when(row.revoked_at)}"
-        elif row.expires_at is not None and now >= row.expires_at:
-            state = "expired"
-        else:
-            state = "active"
         click.echo(
             f"#{row.id}  {who}  {row.name}  {row.prefix}…  scope {scope}  "
             f"created {_when(row.created_at)}  last used {_when(row.last_used_at)}  "

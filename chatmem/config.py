@@ -150,6 +150,12 @@ SETTINGS: dict[str, Setting] = {
     "CHATMEM_LEDGER_VALUE_MAX": Setting(
         200, "Argument strings longer than this are cut in the change ledger.", integer(1)
     ),
+    "CHATMEM_DRY_RUN_DAYS": Setting(
+        30,
+        "How many days of the change ledger a guardrail's dry run reads (what its target "
+        "would have refused).",
+        integer(1),
+    ),
     "CHATMEM_LICENSE_ACTIVE": Setting(
         True, "The licence state used when the host registers no `license_checker`."
     ),

@@ -21,6 +21,8 @@ from .memory import screening as _screening
 from .memory import search as _search  # noqa: F401 - create_all builds the recall indexes too
 from .memory import settings as _settings
 from .memory import tools as _memory_tools
+from .memory.dry_run import DryRun
+from .memory.dry_run import dry_run as _dry_run
 from .memory.guardrails import GuardrailIndex
 from .memory.models import Base, guidance_record
 from .memory.sessions import end as _end_session
@@ -390,6 +392,22 @@ class ChatMemory:
         return BlockedByMemory(
             f"{tool_name} was refused by project memory guardrail #{rule.id}: {rule.title}",
             details={"guidance_id": rule.id, "title": rule.title, "target": rule.target},
+        )
+
+    def dry_run(self, target: str, *, days: int | None = None, limit: int = 20) -> DryRun:
+        """What a `block` guardrail with this target would have refused lately.
+
+        Read-only: the calls in the last `days` days (default
+        CHATMEM_DRY_RUN_DAYS) of the change ledger that the enforcement
+        matcher refuses with this target, counted, and the newest `limit`.
+        """
+        return _dry_run(
+            self.db,
+            target,
+            server_name=self.server_name,
+            resolve_post_type=self._post_type_resolver,
+            days=days or self.config("CHATMEM_DRY_RUN_DAYS"),
+            limit=limit,
         )
 
     # -- the Python channel -------------------------------------------------

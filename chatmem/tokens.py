@@ -28,16 +28,18 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, func, or_, select, update
 
 from .errors import InvalidParams, NotFound, Unauthorized
-from .memory import reads, settings
-from .memory.models import ApiToken, utcnow
+from .memory import listing, reads, settings
+from .memory.models import ApiToken, GuidanceEvent, utcnow
+from .text import check_field
 
 if TYPE_CHECKING:
     from flask_sqlalchemy import SQLAlchemy
@@ -49,6 +51,9 @@ log = logging.getLogger("chatmem")
 
 TOKEN_PREFIX = "cm_"
 NAME_MAX = 100
+# `--expires-days` and the browser's "expires in days": past ten years a date
+# stops meaning anything (and a huge number would overflow the clock).
+EXPIRES_DAYS_MAX = 3650
 # One answer for every invalid token, so a refusal says nothing about which it was.
 NOT_VALID = "This API token is not valid (unknown, revoked, expired, or made for another user)."
 # Writing last_used_at on every request would make each read a write; a
@@ -122,7 +127,7 @@ def create(
     in. Without one the token is bound at its first use. `expires_in` counts
     from the token's creation time.
     """
-    name = (name or "").strip() or "default"
+    name = check_field("name", (name or "").strip()) or "default"
     if len(name) > NAME_MAX:
         raise InvalidParams(
             f"A token name is at most {NAME_MAX} characters.", details={"field": "name"}
@@ -165,6 +170,34 @@ def issue(
     )
 
 
+_DAYS = re.compile("[0-9]{1,19}")
+
+
+def expires_in_days(raw: Any) -> timedelta | None:
+    """The browser's "expires in days" field: empty is never, else 1..EXPIRES_DAYS_MAX."""
+    text = str(raw if raw is not None else "").strip()
+    if not text:
+        return None
+    # ASCII digits, at most 19 (chatmem.inputs): "9" * 5000 is refused, not a 500.
+    days = int(text) if _DAYS.fullmatch(text) else 0
+    if not 1 <= days <= EXPIRES_DAYS_MAX:
+        raise InvalidParams(
+            f"expires_days must be a whole number of days from 1 to {EXPIRES_DAYS_MAX}, "
+            "or empty for no expiry.",
+            details={"field": "expires_days"},
+        )
+    return timedelta(days=days)
+
+
+def state_of(token: ApiToken, now: datetime | None = None) -> str:
+    """`active`, `expired` or `revoked`: what the lists show."""
+    if token.revoked_at is not None:
+        return "revoked"
+    if token.expires_at is not None and (now or utcnow()) >= token.expires_at:
+        return "expired"
+    return "active"
+
+
 def list_tokens(db: SQLAlchemy, *, user_id: str | None = None) -> list[ApiToken]:
     query = select(ApiToken).order_by(ApiToken.id)
     if user_id is not None:
@@ -172,17 +205,61 @@ def list_tokens(db: SQLAlchemy, *, user_id: str | None = None) -> list[ApiToken]
     return list(db.session.scalars(query))
 
 
-def revoke(db: SQLAlchemy, token_id: int) -> ApiToken:
+def _live(now: datetime) -> Any:
+    return (ApiToken.revoked_at.is_(None)) & (
+        or_(ApiToken.expires_at.is_(None), ApiToken.expires_at > now)
+    )
+
+
+def live_count(db: SQLAlchemy) -> int:
+    """How many tokens still work (neither revoked nor expired): the screen's tab count."""
+    return int(
+        db.session.scalar(select(func.count()).select_from(ApiToken).where(_live(utcnow()))) or 0
+    )
+
+
+def page(db: SQLAlchemy, number: Any) -> listing.Page:
+    """One page of every user's tokens for the Memory screen: revoked ones last, newest first."""
+    total = int(db.session.scalar(select(func.count()).select_from(ApiToken)) or 0)
+    current = listing.clamp_page(number, total)
+    query = (
+        select(ApiToken)
+        .order_by(ApiToken.revoked_at.is_not(None), ApiToken.id.desc())
+        .limit(listing.PER_PAGE)
+        .offset((current - 1) * listing.PER_PAGE)
+    )
+    return listing.Page(list(db.session.scalars(query)), current, total)
+
+
+def revoke(
+    db: SQLAlchemy,
+    token_id: int,
+    *,
+    owner_id: str | None = None,
+    actor_id: str | None = None,
+) -> ApiToken:
     """Revoke a token; revoking twice keeps the first revocation time.
 
     Bumps the revision in the same transaction: that is what empties every
-    worker's cache of known tokens on its next request.
+    worker's cache of known tokens on its next request. `owner_id`: only a
+    token of this user (a person revoking their own); anyone else's answers
+    like an unknown id, so the answer does not tell that it exists.
+    `actor_id`: who did it, for the audit trail (the browser's revocations).
     """
     token = db.session.get(ApiToken, token_id)
-    if token is None:
+    if token is None or (owner_id is not None and token.user_id != str(owner_id)):
         raise NotFound(f"No token #{token_id}.", details={"token_id": token_id})
+    first = token.revoked_at is None
     token.revoked_at = token.revoked_at or utcnow()
     settings.bump_revision(db)
+    if actor_id is not None and first:
+        db.session.add(
+            GuidanceEvent(
+                action="token_revoke",
+                actor_id=actor_id,
+                detail={"token_id": token.id, "user_id": token.user_id, "name": token.name},
+            )
+        )
     db.session.commit()
     return token
 

@@ -103,6 +103,10 @@ class Tool:
         params = inspect.signature(self.func).parameters
         object.__setattr__(self, "wants_context", "context" in params)
 
+    def conceal(self, arguments: Any) -> Any:
+        """The arguments as they may be kept or shown: `writeOnly` fields hidden."""
+        return conceal(self.input_schema, arguments)
+
     def annotations(self) -> dict[str, Any]:
         """MCP annotations: hints for clients, derived from what we know."""
         hints: dict[str, Any] = {"readOnlyHint": self.read_only}
@@ -111,6 +115,29 @@ class Tool:
         if self.title:
             hints["title"] = self.title
         return hints
+
+
+# What a `writeOnly` argument (a password) is kept and shown as.
+HIDDEN = "[hidden]"
+
+
+def conceal(schema: Any, value: Any) -> Any:
+    """`value` with every field its schema marks `"writeOnly": true` replaced by HIDDEN.
+
+    JSON Schema's own word for "sent, never given back": the tool receives the
+    value, while the change ledger, a digest and a host's chat transcript keep
+    HIDDEN. Follows `properties` and `items`; other values are returned as they are.
+    """
+    if not isinstance(schema, dict):
+        return value
+    if schema.get("writeOnly") is True and value is not None:
+        return HIDDEN
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        properties = schema["properties"]
+        return {key: conceal(properties.get(key), item) for key, item in value.items()}
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [conceal(schema["items"], item) for item in value]
+    return value
 
 
 class ToolRegistry:
@@ -240,9 +267,10 @@ class ToolRegistry:
         outcome: str,
         error: ChatmemError | None,
     ) -> None:
-        detail = None
+        detail = guidance_id = None
         if isinstance(error, BlockedByMemory):
-            detail = f"guidance #{error.details.get('guidance_id')}: {error.details.get('title')}"
+            guidance_id = error.details.get("guidance_id")
+            detail = f"guidance #{guidance_id}: {error.details.get('title')}"
         elif error is not None:
             detail = error.message
         ledger.record(
@@ -251,11 +279,12 @@ class ToolRegistry:
             user_id=context.user_id,
             channel=context.channel,
             tool=tool.name,
-            arguments=args,
+            arguments=tool.conceal(args),
             outcome=outcome,
             error_code=error.code if error else None,
             detail=detail,
             max_len=context.memory.config("CHATMEM_LEDGER_VALUE_MAX"),
+            guidance_id=guidance_id,
         )
 
 
@@ -336,11 +365,30 @@ def describe_error(error: ValidationError) -> tuple[str, str]:
         "type": lambda: f"{label} must be of type {error.validator_value}.",
         "enum": lambda: f"{label} must be one of: {', '.join(map(str, error.validator_value))}.",
         "maxLength": lambda: f"{label} is longer than {error.validator_value} characters.",
-        "minLength": lambda: f"{label} must not be empty.",
-        "pattern": lambda: f"{label} must not be blank.",
+        "minLength": lambda: _min_length(label, error.validator_value),
+        "pattern": lambda: _pattern(label, error.validator_value, error.schema),
         "maxItems": lambda: f"{label} has more than {error.validator_value} items.",
         "minimum": lambda: f"{label} must be at least {error.validator_value}.",
         "maximum": lambda: f"{label} must be at most {error.validator_value}.",
     }
     build = messages.get(str(kind))
     return label, build() if build else f"{label}: {error.message[:200]}"
+
+
+# The pattern chatmem's own schemas use for "some text, not only spaces".
+NOT_BLANK = r"\S"
+
+
+def _min_length(label: str, minimum: Any) -> str:
+    if minimum == 1:
+        return f"{label} must not be empty."
+    return f"{label} must be at least {minimum} characters."
+
+
+def _pattern(label: str, pattern: Any, schema: Any) -> str:
+    """The rule itself; the field's `description`, when it has one, says it in words."""
+    if pattern == NOT_BLANK:
+        return f"{label} must not be blank."
+    described = schema.get("description") if isinstance(schema, dict) else None
+    words = f" ({described})" if isinstance(described, str) and described.strip() else ""
+    return f"{label} must match the pattern {pattern}{words}."

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from flask import Flask
 
-from chatmem import ChatmemError
+from chatmem import ChatmemError, tokens
 from chatmem.memory import guidance, sessions
 from tests.hostapp import USERS
 from tests.screen_helpers import propose
@@ -223,7 +224,7 @@ def test_screenshots_of_each_tab(app: Flask, page: Any, tmp_path: Path) -> None:
     seed(app, _showcase)
     folder = Path(os.environ.get("CHATMEM_SCREENSHOTS") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
-    for tab in ("pending", "active", "history", "trash"):
+    for tab in ("pending", "active", "history", "trash", "tokens"):
         page.goto(f"/chatmem/memory?tab={tab}")
         target = folder / f"memory-{tab}.png"
         page.screenshot(path=str(target), full_page=True)
@@ -300,3 +301,9 @@ def _showcase(m: Any, db: Any) -> None:
     guidance.set_enabled(db, off.id, False, actor_id="1")
     gone = add(db, {"type": "fact", "text": "The shop closes on Sundays."}, actor_id="1")
     guidance.trash(db, gone.id, actor_id=str(admin.id))
+    tokens.issue(m, editor, name="laptop (Claude Code)")
+    tokens.issue(
+        m, USERS["viewer"], name="docs reader", read_only=True, expires_in=timedelta(days=30)
+    )
+    old, _plain = tokens.issue(m, editor, name="old CI job")
+    tokens.revoke(db, old.id, actor_id=str(admin.id))

@@ -63,3 +63,22 @@ def test_the_plug_in_example_works(
         assert caught.value.code == "blocked_by_memory"
         assert caught.value.details["guidance_id"] == proposed["id"]
         namespace["db"].engine.dispose()
+
+
+@pytest.mark.db_free
+def test_every_test_the_trust_model_names_exists() -> None:
+    """A rule in the Trust model table is only as good as the test beside it."""
+    section = README.split("## Trust model", 1)[1].split("\n## ", 1)[0]
+    named = 0
+    for row in re.findall(r"^\| .* \| (.*) \|$", section, re.MULTILINE)[2:]:
+        module = None
+        for ref in re.findall(r"`((?:tests/)?test_\w+\.py)?(?:::(\w+))?`", row):
+            path, name = ref
+            if path:
+                module = path if path.startswith("tests/") else f"tests/{path}"
+            assert module, f"{row!r}: a test name before any file"
+            source = (Path(__file__).resolve().parent.parent / module).read_text()
+            if name:
+                assert re.search(rf"^(?:async )?def {name}\(", source, re.MULTILINE), name
+                named += 1
+    assert named >= 25

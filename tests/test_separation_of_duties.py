@@ -153,6 +153,7 @@ def _seed(site: Site) -> dict[str, Any]:
         guidance.set_enabled(db, ids["enable"], False, actor_id="1")
         guidance.trash(db, ids["restore"], actor_id="1")
         ids["session_id"] = memory.start_session(site.admin, "chat")
+        ids["token_id"] = tokens.issue(memory, site.editor, name="laptop")[0].id
         db.session.remove()
     return ids
 
@@ -214,6 +215,8 @@ def screen_requests(site: Site, ids: dict[str, Any]) -> list[ScreenRequest]:
             return [ids["session_id"]]
         if argument == "entry_id":
             return ["<per action>"]
+        if argument == "token_id":
+            return [ids["token_id"]]
         pytest.fail(f"{rule.rule}: give {argument!r} a value in screen_requests")
 
     out: list[ScreenRequest] = []
@@ -230,7 +233,8 @@ def screen_requests(site: Site, ids: dict[str, Any]) -> list[ScreenRequest]:
                     values["entry_id"] = ids.get(values.get("action", ""), ids["approve"])
                 for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
                     form = _form(site, ids, rule.endpoint, values) if method == "POST" else []
-                    path = url_for(rule.endpoint, **values)
+                    query = {"target": "post_id:42"} if rule.endpoint.endswith(".dry_run") else {}
+                    path = url_for(rule.endpoint, **values, **query)
                     out.append(ScreenRequest(rule.endpoint, method, path, tuple(form)))
     return out
 
@@ -242,7 +246,15 @@ def test_no_token_opens_any_memory_screen_route(site: Site) -> None:
     ids = _seed(site)
     requests = screen_requests(site, ids)
     endpoints = {r.endpoint.split(".")[1] for r in requests}
-    assert {"index", "session_record", "add", "act", "bulk", "settings"} <= endpoints
+    assert {
+        "index",
+        "session_record",
+        "add",
+        "act",
+        "bulk",
+        "settings",
+        "revoke_token",
+    } <= endpoints
     assert len([r for r in requests if r.endpoint.endswith(".act")]) == len(ACTIONS)
     with site.app.app_context():
         _row, admin_token = tokens.issue(site.memory, site.admin, name="agent")

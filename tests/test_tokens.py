@@ -56,3 +56,15 @@ def test_unknown_users_and_tokens_are_clear_errors(app: Flask) -> None:
     assert missing_token.exit_code == 1
     assert "No token #99." in missing_token.output
     assert cli(app, "list").output.strip() == "No tokens."
+
+
+def test_the_cli_and_the_browser_share_the_rules(app: Flask) -> None:
+    """A name with hidden characters and an expiry past ten years: clear errors, no token."""
+    hidden = cli(app, "create", "editor", "--name", "lap\u200btop")
+    assert hidden.exit_code == 1
+    assert "name holds invisible or control characters: U+200B" in hidden.output
+    assert "Traceback" not in hidden.output
+    too_far = cli(app, "create", "editor", "--expires-days", "3651")
+    assert too_far.exit_code == 2
+    assert "3651 is not in the range 1<=x<=3650" in too_far.output
+    assert cli(app, "list").output.strip() == "No tokens."

@@ -400,6 +400,32 @@ MESSAGES = [
 ]
 
 
+RULES = {
+    "type": "object",
+    "properties": {
+        "password": {"type": "string", "minLength": 8},
+        "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+        "slug": {"type": "string", "pattern": "^[a-z-]+$", "description": "lower-case words"},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"password": "short"}, "password must be at least 8 characters."),
+        ({"code": "ab"}, "code must match the pattern ^[A-Z]{3}$."),
+        ({"slug": "Not A Slug"}, "slug must match the pattern ^[a-z-]+$ (lower-case words)."),
+    ],
+)
+def test_a_refused_input_is_told_the_rule_it_broke(
+    memory: Any, editor: Any, arguments: dict[str, Any], message: str
+) -> None:
+    register(memory, "rules", RULES)
+    error = error_of(memory, editor, "rules", arguments)
+    assert (error.code, error.message) == ("invalid_params", message)
+
+
 @pytest.mark.parametrize(("tool", "arguments", "field", "message"), MESSAGES)
 def test_a_refused_input_is_told_which_field_and_why(
     memory: Any, editor: Any, tool: str, arguments: Any, field: str, message: str
@@ -438,3 +464,37 @@ def test_other_rules_quote_the_validator_cut_to_200_characters(
         {"field": field},
         f"{field}: {expected.message[:200]}",
     )
+
+
+SECRET_FIELDS = {
+    "type": "object",
+    "properties": {
+        "username": {"type": "string"},
+        "pin": {"type": "string", "writeOnly": True},
+        "keys": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"label": {"type": "string"}, "value": {"writeOnly": True}},
+            },
+        },
+    },
+}
+
+
+def test_write_only_fields_reach_the_tool_and_never_the_ledger(
+    memory: Any, db: Any, editor: Any
+) -> None:
+    register(memory, "sign-up", SECRET_FIELDS)
+    sent = {
+        "username": "bob",
+        "pin": "correct horse battery",
+        "keys": [{"label": "ci", "value": "s3cret-value"}],
+    }
+    assert memory.call_tool("sign-up", sent, user=editor) == {"got": sent}
+    [row] = db.session.query(LedgerEntry).all()
+    assert row.arguments == {
+        "username": "bob",
+        "pin": "[hidden]",
+        "keys": [{"label": "ci", "value": "[hidden]"}],
+    }

@@ -17,11 +17,11 @@ from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError
 from werkzeug.wrappers import Response
 
-from .. import inputs
+from .. import inputs, text, tokens
 from ..errors import ChatmemError, Conflict, Forbidden, InvalidParams, NotFound
 from ..extension import user_id_of
 from ..memory import guidance, ledger, listing, screening
-from ..memory.models import Guidance, Session
+from ..memory.models import ApiToken, Guidance, Session
 from ..memory.screening import Flag
 from ..memory.settings import SETTINGS
 from .screen_access import (
@@ -47,6 +47,11 @@ ACTIONS = ("approve", "reject", "edit", "enable", "disable", "trash", "restore")
 HOME_TAB = {"approve": "pending", "reject": "pending", "restore": "trash"}
 BULK_MAX = 200
 ID_MAX = 2**31 - 1  # the id column's range: a larger id in a URL is simply not found
+HITS_SHOWN = 100
+DRY_RUN_SHOWN = 20
+TARGET_MAX = 200  # the column's size, as in the add and edit forms
+# The guidance tabs, then every user's API tokens (listed and revoked here, made elsewhere).
+TABS = (*listing.TABS, "tokens")
 
 
 # -- pages ----------------------------------------------------------------
@@ -56,20 +61,28 @@ ID_MAX = 2**31 - 1  # the id column's range: a larger id in a URL is simply not 
 @admin_only(changes_state=False)
 def index() -> ResponseReturnValue:
     db = memory().db
-    tab = request.args.get("tab", "pending")
-    if tab not in listing.TABS:
-        tab = "pending"
-    counts = listing.counts(db)
+    tab = _tab(request.args.get("tab", "pending"))
+    counts = listing.counts(db) | {"tokens": tokens.live_count(db)}
     flags: dict[int, list[Flag]] = {}
-    if tab == "history":
-        page = listing.sessions_page(db, request.args.get("page"), counts["history"])
+    if tab == "tokens":
+        page = tokens.page(db, request.args.get("page"))
         sources: dict[str, Session] = {}
+    elif tab == "history":
+        page = listing.sessions_page(db, request.args.get("page"), counts["history"])
+        sources = {}
     else:
         page = listing.guidance_page(db, tab, request.args.get("page"), counts[tab])
         sources = listing.sessions_by_id(db, (e.session_id for e in page.items))
+    dry_runs = {}
     if tab == "pending":
         # Fresh, not stored: the active guidance may have changed since the proposal.
         flags = memory().screen_entries(page.items)
+        # What each proposed block guardrail would refuse once approved.
+        dry_runs = {
+            e.id: memory().dry_run(e.target, limit=DRY_RUN_SHOWN)
+            for e in page.items
+            if e.type == "guardrail" and e.severity == "block" and e.target
+        }
     return render_template(
         "chatmem/memory.html",
         tab=tab,
@@ -77,8 +90,10 @@ def index() -> ResponseReturnValue:
         page=page,
         sources=sources,
         flags=flags,
+        dry_runs=dry_runs,
         snapshot=memory().snapshot(),
         block=memory().block(),
+        token_state=tokens.state_of,
         **helpers(),
     )
 
@@ -96,6 +111,48 @@ def session_record(session_id: str) -> ResponseReturnValue:
         rows=ledger.entries(db, session_id),
         proposed=listing.proposed_in(db, session_id),
         **helpers(),
+    )
+
+
+@bp.get(f"/guidance/<int(max={ID_MAX}):entry_id>/hits")
+@admin_only(changes_state=False)
+def hits(entry_id: int) -> ResponseReturnValue:
+    """The calls this guardrail refused, newest first."""
+    db = memory().db
+    entry = db.session.get(Guidance, entry_id)
+    if entry is None:
+        return error_response(NotFound("No such entry."))
+    return render_template(
+        "chatmem/hits.html",
+        entry=entry,
+        rows=ledger.refused_by(db, entry_id, limit=HITS_SHOWN),
+        shown=HITS_SHOWN,
+        **helpers(),
+    )
+
+
+@bp.get("/dry-run")
+@admin_only(changes_state=False)
+def dry_run() -> ResponseReturnValue:
+    """What a `block` guardrail with `?target=` would have refused lately (read-only)."""
+    try:
+        target = text.check_field("target", request.args.get("target", ""))
+        if not target.strip() or len(target) > TARGET_MAX:
+            raise InvalidParams(
+                f"target must be 1 to {TARGET_MAX} characters.", details={"field": "target"}
+            )
+    except ChatmemError as error:
+        return jsonify({"error": error.to_dict()}), error.status  # a JSON route, for the forms
+    result = memory().dry_run(target, limit=DRY_RUN_SHOWN)
+    return jsonify(
+        {
+            "target": target,
+            "days": result.days,
+            "count": result.count,
+            "never_matches": result.never_matches,
+            "summary": result.summary(),
+            "calls": [ledger.row_json(row) for row in result.calls],
+        }
     )
 
 
@@ -183,6 +240,43 @@ def settings() -> ResponseReturnValue:
         word = "on" if value else "off"
         return flash_back(f"{SETTING_LABELS[name]} is {word}.", "ok", fields.get("tab", "pending"))
     return jsonify({"ok": True, "name": name, "value": value, "settings": state})
+
+
+@bp.post(f"/tokens/<int(max={ID_MAX}):token_id>/revoke")
+@admin_only(changes_state=True)
+def revoke_token(token_id: int) -> ResponseReturnValue:
+    """Revoke anyone's API token (audited as this curator's `token_revoke`)."""
+    try:
+        token = tokens.revoke(memory().db, token_id, actor_id=_actor_id())
+    except ChatmemError as error:
+        return _failed(error, "tokens")
+    owner = helpers()["user_name"](token.user_id)
+    message = visible(
+        f"Revoked {owner}’s token “{token.name}” ({token.prefix}…): it no longer works."
+    )
+    if wants_json():
+        return jsonify({"ok": True, "token": token_json(token), "message": message})
+    return flash_back(message, "ok", "tokens", request.form.get("page"))
+
+
+def token_json(token: ApiToken) -> dict[str, Any]:
+    """A token as the screen describes it: never its hash, only the prefix."""
+
+    def when(value: Any) -> str | None:
+        return value.isoformat() + "Z" if value else None
+
+    return {
+        "id": token.id,
+        "user_id": token.user_id,
+        "name": token.name,
+        "prefix": token.prefix,
+        "read_only": token.read_only,
+        "created_at": when(token.created_at),
+        "last_used_at": when(token.last_used_at),
+        "expires_at": when(token.expires_at),
+        "revoked_at": when(token.revoked_at),
+        "state": tokens.state_of(token),
+    }
 
 
 # -- the one place actions meet the domain ------------------------------------
@@ -336,7 +430,7 @@ def _settings_wants_page() -> bool:
 
 
 def _tab(tab: str) -> str:
-    return tab if tab in listing.TABS else "pending"
+    return tab if tab in TABS else "pending"
 
 
 def _actor_id() -> str:

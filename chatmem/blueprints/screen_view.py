@@ -16,7 +16,7 @@ from ..extension import actor_name
 from ..memory import guidance
 from ..memory.block import GROUP_LABELS, LIMIT
 from ..memory.guardrails import target_warning
-from ..memory.models import GUIDANCE_TYPES, SEVERITIES, Guidance
+from ..memory.models import GUIDANCE_TYPES, SEVERITIES, Guidance, utcnow
 from ..text import hidden_characters, lookalike_characters, strip_invisible
 from ..text import visible as _visible
 from .screen_access import memory
@@ -71,6 +71,7 @@ def helpers() -> dict[str, Any]:
         "enforcement": enforcement,
         "has_own_title": _has_own_title,
         "when": _when,
+        "ago": _ago,
         "as_json": _as_json,
         "visible": visible,
         "stripped": stripped,
@@ -108,3 +109,15 @@ def _as_json(value: Any) -> str:
 
 def _when(value: datetime | None) -> str:
     return f"{value:%Y-%m-%d %H:%M} UTC" if value else "—"
+
+
+def _ago(value: datetime | None, now: datetime | None = None) -> str:
+    """How long ago, in the largest whole unit: "just now", "5 min ago", "2 h ago", "3 days ago"."""
+    if value is None:
+        return "never"
+    seconds = ((now or utcnow()) - value).total_seconds()
+    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {'day' if unit == 'days' and count == 1 else unit} ago"
+    return "just now"

@@ -145,15 +145,37 @@ def post_message(
     content = check_field("content", content, secrets="keep")
     _require_open(conversation)
     turn = _Turn(conversation, user, read_only=read_only)
-    turn.add(role="user", content=content)
-    if conversation.title == "New conversation":
-        conversation.title = short_title(content)
     command = _TOOL_COMMAND.match(content.strip())
+    # What the transcript keeps: a `/tool` command with its writeOnly fields hidden.
+    shown = concealed_command(command["name"], command["args"]) if command else None
+    turn.add(role="user", content=shown or content)
+    if conversation.title == "New conversation":
+        conversation.title = short_title(shown or content)
     if command:
         turn.tool_command(command["name"], command["args"])
     else:
         turn.ask_model()
     return turn.added
+
+
+def concealed(name: str, arguments: Any) -> Any:
+    """A call's arguments as the chat keeps and shows them (a password is "[hidden]")."""
+    tool = memory.registry.find(name, memory.server_name)
+    return tool.conceal(arguments) if tool is not None else arguments
+
+
+def concealed_command(name: str | None, raw_args: str | None) -> str | None:
+    """`/tool NAME {...}` rewritten with its hidden fields, or None when none are hidden."""
+    try:
+        arguments = json.loads(raw_args) if name and raw_args else None
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(arguments, dict) or not name:
+        return None
+    hidden = concealed(name, arguments)
+    if hidden == arguments:
+        return None
+    return f"/tool {name} {json.dumps(hidden, ensure_ascii=False)}"
 
 
 def short_title(content: str) -> str:
@@ -240,7 +262,7 @@ class _Turn:
             role="tool",
             tool_call_id=call.id,
             tool_name=call.name,
-            arguments=call.arguments,
+            arguments=concealed(call.name, call.arguments),
             result=result,
             outcome=outcome,
         )
@@ -322,4 +344,5 @@ def history(conversation: Conversation) -> list[Message]:
 
 
 def _call_dict(call: ToolCall) -> dict[str, Any]:
-    return {"id": call.id, "name": call.name, "arguments": call.arguments}
+    """A call as the conversation keeps it: the model sees it again, hidden fields hidden."""
+    return {"id": call.id, "name": call.name, "arguments": concealed(call.name, call.arguments)}

@@ -194,8 +194,13 @@ def delete_post(post_id: int) -> dict[str, Any]:
     input_schema={
         "type": "object",
         "properties": {
-            "username": {"type": "string", "pattern": r"^[a-zA-Z0-9_.-]{2,64}$"},
-            "password": {"type": "string", "minLength": 8, "maxLength": 200},
+            "username": {
+                "type": "string",
+                "pattern": r"^[a-zA-Z0-9_.-]{2,64}$",
+                "description": "2 to 64 letters, digits, dots, dashes or underscores",
+            },
+            # writeOnly: the ledger and the chat keep "[hidden]", never the password.
+            "password": {"type": "string", "minLength": 8, "maxLength": 200, "writeOnly": True},
             "capabilities": {
                 "type": "array",
                 "items": {"type": "string", "enum": list(CAPABILITIES)},

@@ -22,6 +22,7 @@ from flask import (
     Blueprint,
     Response,
     current_app,
+    flash,
     g,
     jsonify,
     redirect,
@@ -34,12 +35,23 @@ from flask_wtf.csrf import CSRFError
 from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
 
-from chatmem import ChatmemError, Forbidden, InvalidParams, NotFound, PayloadTooLarge, Unauthorized
+from chatmem import (
+    ChatmemError,
+    Forbidden,
+    InvalidParams,
+    NotFound,
+    PayloadTooLarge,
+    Unauthorized,
+    tokens,
+)
 from chatmem.admission import admit
 from chatmem.errors import headers_for
+from chatmem.extension import user_id_of
 from chatmem.inputs import parse_json
+from chatmem.memory.models import ApiToken
 
 from . import chat
+from .connect import mcp_configs
 from .extensions import csrf, db, limiter, login_manager, memory
 from .models import Conversation, User
 
@@ -234,21 +246,79 @@ def chat_page(conversation_id: int | None = None) -> Any:
 @bp.get("/connect")
 @login_required
 def connect() -> Any:
-    """Where an MCP client or a script connects, and how it gets a token."""
+    """Where an MCP client or a script connects, and the user's own API tokens."""
+    return _connect_page()
+
+
+@bp.post("/connect/tokens")
+@login_required
+def create_token() -> Any:
+    """Make a token for the signed-in user: shown in this answer only, never again.
+
+    The page is rendered here rather than after a redirect, so the plain
+    token never travels through the session cookie or a second request.
+    """
+    form = request.form
+    try:
+        token, plain = tokens.issue(
+            memory,
+            current_user._get_current_object(),
+            name=form.get("name", ""),
+            expires_in=tokens.expires_in_days(form.get("expires_days")),
+            read_only=form.get("read_only") in ("1", "on", "true"),
+        )
+    except ChatmemError as error:
+        db.session.rollback()
+        return _connect_page(error=error, form=form), error.status
+    return _connect_page(created=token, plain=plain), 201
+
+
+@bp.post(f"/connect/tokens/<int(max={ID_MAX}):token_id>/revoke")
+@login_required
+def revoke_token(token_id: int) -> Any:
+    """Revoke one of the user's own tokens (anyone else's is 404, as if absent)."""
+    user = current_user._get_current_object()
+    token = tokens.revoke(memory.db, token_id, owner_id=user_id_of(user), actor_id=user_id_of(user))
+    flash(f"Revoked token “{token.name}” ({token.prefix}…): it no longer works.")
+    return redirect(url_for("demo.connect"), code=303)
+
+
+def _connect_page(
+    *,
+    created: ApiToken | None = None,
+    plain: str | None = None,
+    error: ChatmemError | None = None,
+    form: Any = None,
+) -> Response:
     prefix = str(current_app.config["CHATMEM_URL_PREFIX"]).rstrip("/")
     mounted = {rule.rule for rule in current_app.url_map.iter_rules()}
     root = request.host_url.rstrip("/")
+    mcp_url = f"{root}{prefix}/mcp"
     # The flask next to this server's Python: the command works as shown even
     # when the virtualenv is not active in the shell it is pasted into.
     flask = Path(sys.executable).with_name("flask")
-    return render_template(
+    own = tokens.list_tokens(memory.db, user_id=user_id_of(current_user))
+    page = render_template(
         "demo/connect.html",
         flask_command=shlex.quote(str(flask)) if flask.exists() else "flask",
-        mcp_url=f"{root}{prefix}/mcp",
+        mcp_url=mcp_url,
         mcp_mounted=f"{prefix}/mcp" in mounted,
         rest_url=f"{root}{prefix}/api/tools/<name>",
         chat_api=f"{root}{API}conversations",
+        tokens=list(reversed(own)),
+        token_state=tokens.state_of,
+        created=created,
+        plain=plain,
+        error=error,
+        form=form or {},
+        configs=mcp_configs(mcp_url, plain),
+        expires_days_max=tokens.EXPIRES_DAYS_MAX,
+        name_max=tokens.NAME_MAX,
     )
+    response = Response(page)
+    # It may hold a token shown once: no cache keeps a copy.
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 # -- the chat JSON API ----------------------------------------------------------

@@ -120,11 +120,6 @@ class GuardrailIndex:
     def build(cls, entries: Iterable[Guidance], server_name: str) -> GuardrailIndex:
         """Index the enforceable entries: published, enabled, block, targeted."""
         index = cls()
-        buckets = {
-            "tool": index.by_tool,
-            "post_id": index.by_post_id,
-            "post_type": index.by_post_type,
-        }
         enforced = (
             e
             for e in entries
@@ -135,12 +130,18 @@ class GuardrailIndex:
             and e.target
         )
         for entry in sorted(enforced, key=lambda e: (e.approved_at or e.created_at, e.id)):
-            parsed = parse_target(entry.target, server_name)
-            if parsed.key is not None:
-                rule = Rule(entry.id, entry.title, entry.target or "")
-                buckets[parsed.key].setdefault(parsed.value, []).append(rule)
-                index.size += 1
+            index.add(Rule(entry.id, entry.title, entry.target or ""), server_name)
         return index
+
+    def add(self, rule: Rule, server_name: str) -> bool:
+        """Index one rule after those already in; False if its target never matches."""
+        parsed = parse_target(rule.target, server_name)
+        if parsed.key is None:
+            return False
+        buckets = {"tool": self.by_tool, "post_id": self.by_post_id, "post_type": self.by_post_type}
+        buckets[parsed.key].setdefault(parsed.value, []).append(rule)
+        self.size += 1
+        return True
 
     def __len__(self) -> int:
         return self.size

@@ -21,7 +21,7 @@ from sqlalchemy.orm.exc import StaleDataError
 from ..errors import Conflict, InvalidParams, NotFound
 from ..text import check_field
 from . import settings
-from .models import GUIDANCE_TYPES, SEVERITIES, Guidance, GuidanceEvent, utcnow
+from .models import GUIDANCE_TYPES, SEVERITIES, Guidance, GuidanceEvent, iso, utcnow
 
 EDITABLE = ("type", "title", "text", "scope", "target", "severity")
 TITLE_WORDS = 8
@@ -319,3 +319,24 @@ def _event(db: SQLAlchemy, entry: Guidance, action: str, actor_id: str | None, d
     db.session.add(
         GuidanceEvent(guidance_id=entry.id, action=action, actor_id=actor_id, detail=detail)
     )
+
+
+def with_hits(db: SQLAlchemy, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Recall's guidance records for a curator: each block guardrail with its hit count.
+
+    One query over the block guardrails listed; the records are copied, not
+    changed (they may be the per-revision cache's).
+    """
+    ids = [
+        r["id"] for r in records if r.get("type") == "guardrail" and r.get("severity") == "block"
+    ]
+    if not ids:
+        return records
+    query = select(Guidance.id, Guidance.hits, Guidance.last_hit_at).where(Guidance.id.in_(ids))
+    counts = {row.id: row for row in db.session.execute(query)}
+    return [
+        {**r, "hits": counts[r["id"]].hits, "last_hit_at": iso(counts[r["id"]].last_hit_at)}
+        if r["id"] in counts
+        else r
+        for r in records
+    ]

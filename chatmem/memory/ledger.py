@@ -11,13 +11,13 @@ instead of receiving them.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from flask_sqlalchemy import SQLAlchemy
-from sqlalchemy import select
+from sqlalchemy import Table, select, update
 
 from .. import redaction, text
-from .models import LedgerEntry
+from .models import Guidance, LedgerEntry, utcnow
 
 SKIPPED_IN_DIGEST = ("save-session-summary",)
 DETAIL_MAX = 500
@@ -52,8 +52,15 @@ def record(
     error_code: str | None = None,
     detail: str | None = None,
     max_len: int = 200,
+    guidance_id: int | None = None,
 ) -> LedgerEntry:
-    """Add a ledger row to the current transaction; the caller commits."""
+    """Add a ledger row to the current transaction; the caller commits.
+
+    A row that names the guardrail that refused it (`guidance_id`) also
+    counts a hit on that entry, in the same transaction: an atomic
+    `hits = hits + 1`, exact under concurrent refusals, and a plain UPDATE
+    that leaves the entry's `version` alone.
+    """
     entry = LedgerEntry(
         session_id=session_id,
         user_id=user_id,
@@ -63,8 +70,17 @@ def record(
         outcome=outcome,
         error_code=error_code,
         detail=safe_text(detail, DETAIL_MAX) if detail else None,
+        guidance_id=guidance_id,
+        at=utcnow(),
     )
     db.session.add(entry)
+    if guidance_id is not None:
+        table = cast(Table, Guidance.__table__)
+        db.session.execute(
+            update(table)
+            .where(table.c.id == guidance_id)
+            .values(hits=table.c.hits + 1, last_hit_at=entry.at)
+        )
     return entry
 
 
@@ -74,6 +90,31 @@ def entries(db: SQLAlchemy, session_id: str) -> list[LedgerEntry]:
             select(LedgerEntry).where(LedgerEntry.session_id == session_id).order_by(LedgerEntry.id)
         )
     )
+
+
+def refused_by(db: SQLAlchemy, guidance_id: int, *, limit: int) -> list[LedgerEntry]:
+    """The newest calls this guardrail refused (`ix_chatmem_ledger_guidance`)."""
+    query = (
+        select(LedgerEntry)
+        .where(LedgerEntry.guidance_id == guidance_id)
+        .order_by(LedgerEntry.id.desc())
+        .limit(limit)
+    )
+    return list(db.session.scalars(query))
+
+
+def row_json(row: LedgerEntry) -> dict[str, Any]:
+    """One ledger row for a script (the dry run's JSON): as stored, redacted."""
+    return {
+        "id": row.id,
+        "at": f"{row.at.isoformat()}Z",
+        "user_id": row.user_id,
+        "session_id": row.session_id,
+        "channel": row.channel,
+        "tool": row.tool,
+        "arguments": row.arguments,
+        "outcome": row.outcome,
+    }
 
 
 def digest(db: SQLAlchemy, session_id: str) -> tuple[str, int]:

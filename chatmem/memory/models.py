@@ -23,6 +23,7 @@ from sqlalchemy import (
     Text,
     false,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 GUIDANCE_TYPES = ("guardrail", "fact", "convention", "instruction")
@@ -90,6 +91,11 @@ class Guidance(Base):
     approved_at: Mapped[datetime | None] = mapped_column(DateTime)
     updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
     version: Mapped[int] = mapped_column(Integer, nullable=False)
+    # How often this guardrail refused a call, and when it last did. Written
+    # by the dispatcher with a plain UPDATE, so a hit never bumps `version`
+    # (a curator's open edit form stays valid).
+    hits: Mapped[int] = mapped_column(Integer, default=0, server_default="0", nullable=False)
+    last_hit_at: Mapped[datetime | None] = mapped_column(DateTime)
 
     __mapper_args__ = {"version_id_col": version}
 
@@ -148,18 +154,28 @@ class LedgerEntry(Base):
     """One non-read-only tool call, arguments redacted, with its outcome."""
 
     __tablename__ = "chatmem_ledger"
-    __table_args__ = (Index("ix_chatmem_ledger_session", "session_id", "id"),)
+    __table_args__ = (
+        Index("ix_chatmem_ledger_session", "session_id", "id"),
+        Index("ix_chatmem_ledger_guidance", "guidance_id", "id"),
+        Index("ix_chatmem_ledger_at", "at"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     session_id: Mapped[str | None] = mapped_column(String(64))
     user_id: Mapped[str | None] = mapped_column(String(64))
     channel: Mapped[str] = mapped_column(String(16), nullable=False)
     tool: Mapped[str] = mapped_column(String(64), nullable=False)
-    arguments: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
+    # JSONB on PostgreSQL: the dry run reads single inputs of many rows, and
+    # plain `json` is re-parsed for every `->`.
+    arguments: Mapped[dict[str, Any]] = mapped_column(
+        JSON().with_variant(JSONB(), "postgresql"), nullable=False
+    )
     outcome: Mapped[str] = mapped_column(String(8), nullable=False)
     error_code: Mapped[str | None] = mapped_column(String(32))
     detail: Mapped[str | None] = mapped_column(Text)
     at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    # The guardrail that refused the call (outcome `blocked`).
+    guidance_id: Mapped[int | None] = mapped_column(Integer)
 
 
 class SummaryJob(Base):
@@ -221,7 +237,7 @@ class RateCounter(Base):
     count: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
 
 
-def _iso(value: datetime | None) -> str | None:
+def iso(value: datetime | None) -> str | None:
     return value.isoformat(timespec="seconds") + "Z" if value else None
 
 
@@ -264,7 +280,7 @@ def guidance_record(entry: Any) -> dict[str, Any]:
         "target": entry.target,
         "severity": entry.severity,
         "origin": entry.origin,
-        "approved_at": _iso(entry.approved_at),
+        "approved_at": iso(entry.approved_at),
     }
 
 
@@ -283,7 +299,7 @@ def session_record(session: Any) -> dict[str, Any]:
     """One session record (a Session or a row of SESSION_RECORD_COLUMNS) as recall shows it."""
     return {
         "id": session.id,
-        "when": _iso(session.recorded_at or session.started_at),
+        "when": iso(session.recorded_at or session.started_at),
         "user": session.user_name,
         "source": session.channel,
         "summary": session.summary,

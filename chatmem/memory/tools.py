@@ -82,6 +82,11 @@ RECALL_OUTPUT: dict[str, Any] = {
                     "severity": _NULLABLE_TEXT,
                     "origin": {"type": "string"},
                     "approved_at": _NULLABLE_TEXT,
+                    "hits": {
+                        "type": "integer",
+                        "description": "Calls this block guardrail refused (curators only).",
+                    },
+                    "last_hit_at": _NULLABLE_TEXT,
                 },
                 "required": ["id", "type", "title", "text"],
             },
@@ -220,6 +225,8 @@ def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
     # Session records need no pass here: every summary and digest is written
     # through the text rules (and migration 0005 cleaned older ones); a pass
     # on every call made recall 1.2-1.7 times slower.
+    if context.memory.can(context.user, "manage_options"):
+        found["guidance"] = guidance.with_hits(context.memory.db, found["guidance"])
     return found
 
 

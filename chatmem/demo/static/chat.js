@@ -102,7 +102,9 @@
         append(reply.messages);
         const heading = document.querySelector(".conversation-head h1");
         if (heading && heading.textContent === "New conversation") {
-          const text = content.split(/\s+/).join(" ");  // as the server's short_title
+          // As the server titles it: from the message as kept (a password hidden).
+          const kept = reply.messages.find((m) => m.role === "user");
+          const text = (kept ? kept.content : content).split(/\s+/).join(" ");
           heading.textContent = text.length <= 60 ? text : text.slice(0, 60).replace(/ [^ ]*$/, "") + "…";
         }
       } catch (error) {

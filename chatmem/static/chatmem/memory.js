@@ -60,6 +60,43 @@
     });
   }
 
+  // Beside a block guardrail's target in the add and edit forms: what it
+  // would have refused lately (the screen's read-only dry-run route).
+  function watchDryRun(container) {
+    var url = container.getAttribute("data-dry-run");
+    var result = container.querySelector("[data-dry-run-result]");
+    var target = container.querySelector("input[name=target]");
+    if (!url || !result || !target) return;
+    var timer = null;
+    var asked = 0;
+    function check() {
+      var type = container.querySelector("[data-type-select]");
+      var severity = container.querySelector("select[name=severity]");
+      var value = target.value.trim();
+      if (!value || (type && type.value !== "guardrail") || (severity && severity.value !== "block")) {
+        result.textContent = "";
+        return;
+      }
+      var mine = ++asked;
+      fetch(url + "?target=" + encodeURIComponent(value), {
+        credentials: "same-origin",
+        headers: { "Accept": "application/json" }
+      })
+        .then(function (response) { return response.json(); })
+        .then(function (body) {
+          if (mine !== asked) return;  // a later keystroke asked again
+          result.textContent = body.summary ? "Dry run: " + body.summary
+            : (body.error && body.error.message) || "";
+        })
+        .catch(function () { if (mine === asked) result.textContent = ""; });
+    }
+    function soon() { clearTimeout(timer); timer = setTimeout(check, 300); }
+    container.querySelectorAll("input[name=target], select[name=severity], [data-type-select]").forEach(function (field) {
+      field.addEventListener(field.tagName === "INPUT" ? "input" : "change", soon);
+    });
+    check();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("form[data-setting]").forEach(function (form) {
       var box = form.querySelector("input[type=checkbox][name=value]");
@@ -71,6 +108,7 @@
       showGuardrailFields(container);
       var select = container.querySelector("[data-type-select]");
       if (select) select.addEventListener("change", function () { showGuardrailFields(container); });
+      watchDryRun(container);
     });
     document.querySelectorAll("[data-select-all]").forEach(function (all) {
       all.addEventListener("change", function () {

@@ -1,0 +1,191 @@
+"""What a guardrail target would have refused in the recent ledger (SPEC §6).
+
+The verdict on each call is the enforcement matcher's own: a one-rule
+`GuardrailIndex` run on the ledger row's tool and canonical arguments (the
+ledger keeps them, redacted; ids are never redacted), with `post_type:`
+resolved against today's posts through the host's resolver, and a resolver
+failure counted as a refusal, since enforcement fails closed.
+
+SQL only narrows the rows the matcher reads: the window (`at`, indexed),
+then the tool name for a `tool:` target, or the id's text inside the stored
+arguments for a `post_id:` target (every spelling of an id that
+`canonical_id` folds to "42" contains "42"), or arguments that have an id
+at all for a `post_type:` target. The matcher decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy import String, and_, cast, func, or_, select, true, tuple_
+
+from .guardrails import ID_KEYS, GuardrailIndex, Rule, parse_target
+from .models import LedgerEntry, utcnow
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """`count` calls in the last `days` days matched; `calls` are the newest of them."""
+
+    target: str
+    days: int
+    count: int
+    calls: list[LedgerEntry]
+    never_matches: bool = False
+
+    def summary(self) -> str:
+        """The line the Memory screen shows beside the target."""
+        if self.never_matches:
+            return "this target never matches"
+        if not self.count:
+            return f"matches nothing in the last {self.days} days"
+        calls = "call" if self.count == 1 else "calls"
+        return f"would have refused {self.count} {calls} in the last {self.days} days"
+
+
+def dry_run(
+    db: SQLAlchemy,
+    target: str,
+    *,
+    server_name: str,
+    resolve_post_type: Callable[[Any], str | None] | None,
+    days: int,
+    limit: int = 20,
+    now: datetime | None = None,
+) -> DryRun:
+    index = GuardrailIndex()
+    if not index.add(Rule(0, "", target), server_name):
+        return DryRun(target, days, 0, [], never_matches=True)
+    parsed = parse_target(target, server_name)
+    since = (now or utcnow()) - timedelta(days=days)
+    window = and_(LedgerEntry.at >= since, _narrowing(parsed.key, parsed.value))
+    # Calls are grouped by what the matcher reads, and the matcher judges each
+    # group once: a tool target reads the tool only, the others the two id
+    # inputs, as JSON scalars the database extracts (decoding whole argument
+    # objects in Python took most of the time).
+    if parsed.key == "tool":
+        reads: list[Any] = [LedgerEntry.tool]
+    else:
+        dialect = db.session.get_bind().dialect.name
+        reads = [column for key in ID_KEYS for column in _scalar(dialect, key)]
+    groups = select(*reads, func.count().label("calls"), func.max(LedgerEntry.id).label("newest"))
+    resolve = _remembered(resolve_post_type) if resolve_post_type else None
+    matched = [
+        group
+        for group in db.session.execute(groups.where(window).group_by(*reads))
+        if _refuses(index, group.tool if parsed.key == "tool" else "", _id_inputs(group), resolve)
+    ]
+    # The newest `limit` calls all belong to the `limit` groups with the newest calls.
+    newest = sorted(matched, key=lambda group: group.newest, reverse=True)[:limit]
+    calls = []
+    if newest:
+        chosen = tuple_(*reads).in_([tuple(group[: len(reads)]) for group in newest])
+        if parsed.key != "tool":
+            # a second pass over few rows only
+            chosen = and_(_mentioning(newest), chosen)  # type: ignore[assignment]
+        query = select(LedgerEntry).where(window, chosen).order_by(LedgerEntry.id.desc())
+        calls = list(db.session.scalars(query.limit(limit)))
+    return DryRun(target, days, sum(group.calls for group in matched), calls)
+
+
+def _narrowing(key: str | None, value: str) -> Any:
+    if key == "tool":
+        return func.lower(LedgerEntry.tool) == value
+    stored = cast(LedgerEntry.arguments, String)
+    if key == "post_id" and value.isascii():
+        # JSON text escapes non-ASCII on some engines: those ids are not narrowed.
+        return stored.contains(value, autoescape=True)
+    return or_(stored.contains('"post_id"'), stored.contains('"id"'))
+
+
+def _mentioning(groups: list[Any]) -> Any:
+    """Rows whose stored arguments hold one of these groups' id values (a superset).
+
+    Only for values JSON writes as they are: ASCII with no quote or backslash.
+    """
+    values = {v for group in groups for v in (group.post_id_value, group.id_value) if v}
+    if not all(v.isascii() and '"' not in v and "\\" not in v for v in values):
+        return true()
+    stored = cast(LedgerEntry.arguments, String)
+    return or_(*(stored.contains(value, autoescape=True) for value in values))
+
+
+def _scalar(dialect: str, key: str) -> tuple[Any, Any]:
+    """One argument's JSON type and its value as text, extracted by the database."""
+    arguments = LedgerEntry.arguments
+    kind: Any
+    value: Any
+    if dialect == "postgresql":
+        kind = func.jsonb_typeof(arguments.op("->")(key))
+        value = arguments.op("->>")(key)
+    else:
+        kind = func.json_type(arguments, f"$.{key}")
+        value = func.json_extract(arguments, f"$.{key}")
+    # NULL (a missing input) would never equal itself in the IN list below.
+    return (
+        func.coalesce(kind, "null").label(f"{key}_type"),
+        func.coalesce(cast(value, String), "").label(f"{key}_value"),
+    )
+
+
+# JSON types by either engine's name, back to the Python value the matcher
+# was given. An object or array is never an id: any such value stands in.
+_FROM_JSON: dict[str, Callable[[str], Any]] = {
+    "integer": int,
+    "real": float,
+    "number": lambda text: int(text) if text.lstrip("-").isdigit() else float(text),
+    "text": str,
+    "string": str,
+    "true": lambda _text: True,
+    "false": lambda _text: False,
+    "boolean": lambda text: text == "true",
+    "object": lambda _text: {},
+    "array": lambda _text: [],
+}
+
+
+def _id_inputs(row: Any) -> dict[str, Any]:
+    # A missing input and a JSON null both leave the key out: the matcher
+    # reads neither as an id.
+    inputs: dict[str, Any] = {}
+    if not hasattr(row, "post_id_type"):
+        return inputs  # a tool target's group: the tool is all the matcher reads
+    for key in ID_KEYS:
+        parse = _FROM_JSON.get(getattr(row, f"{key}_type"))
+        if parse is not None:
+            inputs[key] = parse(getattr(row, f"{key}_value"))
+    return inputs
+
+
+def _refuses(
+    index: GuardrailIndex,
+    tool: str,
+    arguments: dict[str, Any],
+    resolve: Callable[[Any], str | None] | None,
+) -> bool:
+    try:
+        return index.match(tool, arguments, resolve) is not None
+    except Exception:
+        return True  # enforcement refuses a call whose post type cannot be checked
+
+
+def _remembered(resolve: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
+    """The host's resolver, asked once per post however many calls name it."""
+    answers: dict[Any, str | None | Exception] = {}
+
+    def remembered(post_id: Any) -> str | None:
+        if post_id not in answers:
+            try:
+                answers[post_id] = resolve(post_id)
+            except Exception as error:
+                answers[post_id] = error
+        answer = answers[post_id]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    return remembered

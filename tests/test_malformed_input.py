@@ -511,3 +511,35 @@ def test_a_models_nan_argument_is_refused_and_stored_as_null(
 def _engine(app: Flask) -> Any:
     with app.app_context():
         return app.extensions["sqlalchemy"].engine
+
+
+def test_token_forms_refuse_malformed_fields(channels: Channels) -> None:
+    """The Connect page's token form and both revoke routes: 4xx, no row changed."""
+    ledger = Ledger(channels)
+    form = {"csrf_token": channels.editor.csrf, "name": "laptop"}
+    for days in ("9" * 5000, "1" * 20, "\u00b2", "\u0661", "-1", "1e3", "0", "1.5"):
+        response = channels.editor.client.post(
+            "/connect/tokens", data={**form, "expires_days": days}
+        )
+        assert response.status_code == 400, days[:20]
+        assert "expires_days must be a whole number" in response.get_data(as_text=True)
+    for name in ("a\x00b", "x" * 5000):
+        response = channels.editor.client.post("/connect/tokens", data={**form, "name": name})
+        assert response.status_code == 400, name[:20]
+    big = 2**63
+    revoke = channels.editor.client.post(f"/connect/tokens/{big}/revoke", data=form)
+    assert revoke.status_code == 404
+    screen = screen_post(channels, f"/chatmem/memory/tokens/{big}/revoke", data={})
+    assert refusal_problem(screen) is None and screen.status_code == 404
+    assert ledger.changed() == []
+
+
+def test_json_nested_deep_inside_text_is_only_text(channels: Channels) -> None:
+    """A summary whose text is 1,999-deep JSON: redaction leaves it as text, no 500."""
+    summary = "[" * 1999 + "]" * 1999
+    response = channels.http.post(
+        "/chatmem/api/tools/save-session-summary",
+        json={"summary": summary},
+        headers=channels.auth(),
+    )
+    assert response.status_code == 200, response.get_data(as_text=True)[:300]

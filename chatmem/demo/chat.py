@@ -167,8 +167,8 @@ def concealed(name: str, arguments: Any) -> Any:
 def concealed_command(name: str | None, raw_args: str | None) -> str | None:
     """`/tool NAME {...}` rewritten with its hidden fields, or None when none are hidden."""
     try:
-        arguments = json.loads(raw_args) if name and raw_args else None
-    except json.JSONDecodeError:
+        arguments = parse_json(raw_args, values=False) if name and raw_args else None
+    except InvalidParams:  # not bounded JSON: tool_command says so
         return None
     if not isinstance(arguments, dict) or not name:
         return None

@@ -114,6 +114,7 @@ class ChatMemory:
         self._user_loader: Callable[[str], Any] | None = None
         self._user_by_name: Callable[[str], Any] | None = None
         self._transcript_loader: Callable[[str], str | None] | None = None
+        self._conversation_url: Callable[[str], str | None] | None = None
         self._user_fingerprint: Callable[[Any], str] | None = None
         _memory_tools.register(self.registry)
         if app is not None:
@@ -210,6 +211,29 @@ class ChatMemory:
         """
         self._transcript_loader = func
         return func
+
+    def conversation_url(self, func: Callable[[str], str | None]) -> Callable[[str], str | None]:
+        """`(session_id) -> str | None`: where the host shows that session's conversation.
+
+        The Memory screen's session page links to it. Return None for a
+        session with no conversation page (an MCP client's, say).
+        """
+        self._conversation_url = func
+        return func
+
+    def url_of_conversation(self, session_id: str) -> str | None:
+        """The host's link for a session's conversation, when it gives a safe one."""
+        if self._conversation_url is None:
+            return None
+        try:
+            url = self._conversation_url(session_id)
+        except Exception:
+            log.exception("conversation_url failed for session %s", session_id)
+            return None
+        # Only web or site-relative addresses: never javascript: in an href.
+        if url and (url.startswith(("http://", "https://")) or url.startswith("/")):
+            return None if url.startswith("//") else url
+        return None
 
     # -- state --------------------------------------------------------------
 

@@ -110,6 +110,7 @@ def session_record(session_id: str) -> ResponseReturnValue:
         record=record,
         rows=ledger.entries(db, session_id),
         proposed=listing.proposed_in(db, session_id),
+        conversation_url=memory().url_of_conversation,
         **helpers(),
     )
 
@@ -348,7 +349,9 @@ def _done(entry: Guidance, message: str, tab: str, status: int = 200) -> Respons
     message = visible(message)  # it quotes the title, which may predate the text rules
     if wants_json():
         return jsonify({"ok": True, "entry": entry_json(entry), "message": message}), status
-    return flash_back(message, "ok", _tab(tab), request.form.get("page"))
+    return flash_back(
+        message, "ok", _tab(tab), request.form.get("page"), anchor=f"entry-{entry.id}"
+    )
 
 
 def _failed(error: ChatmemError, tab: str) -> ResponseReturnValue:

@@ -16,7 +16,8 @@ import re
 import secrets
 from typing import Any
 
-from flask import current_app
+from flask import current_app, url_for
+from flask_login import current_user
 from sqlalchemy import select
 
 from chatmem import ChatmemError, Conflict, InvalidParams
@@ -122,6 +123,21 @@ def transcript_for_session(session_id: str) -> str | None:
     return transcript(conversation) if conversation else None
 
 
+@memory.conversation_url
+def conversation_for_session(session_id: str) -> str | None:
+    """The `conversation_url` hook: the Memory screen's session page links to the chat.
+
+    Only for the signed-in user's own conversations: the demo shows a
+    conversation to its owner alone, so any other link would be a 404.
+    """
+    conversation = db.session.scalar(
+        select(Conversation).where(Conversation.session_id == session_id)
+    )
+    if conversation is None or str(conversation.user_id) != str(current_user.get_id()):
+        return None
+    return url_for("demo.chat_page", conversation_id=conversation.id)
+
+
 # -- a turn -------------------------------------------------------------------
 
 
@@ -150,12 +166,36 @@ def post_message(
     shown = concealed_command(command["name"], command["args"]) if command else None
     turn.add(role="user", content=shown or content)
     if conversation.title == "New conversation":
-        conversation.title = short_title(shown or content)
-    if command:
+        named = command["name"] if command else None
+        conversation.title = f"Tool call: {named}" if named else short_title(shown or content)
+    if content.strip() == "/help":
+        turn.add(role="notice", content=help_text(user, read_only=read_only))
+    elif command:
         turn.tool_command(command["name"], command["args"])
     else:
         turn.ask_model()
     return turn.added
+
+
+def help_text(user: User, *, read_only: bool = False) -> str:
+    """`/help`: the tools this user may call, each with its arguments, and the syntax."""
+    lines = [TOOL_USAGE + ". The tools you may call:"]
+    for spec in tool_specs(user, read_only=read_only):
+        schema = spec.input_schema
+        required = set(schema.get("required", ()))
+        arguments = ", ".join(
+            f"{name}{'' if name in required else '?'}: {_type_of(field)}"
+            for name, field in schema.get("properties", {}).items()
+        )
+        lines.append(f"- {spec.name} {{{arguments}}}: {spec.description}")
+    return "\n".join(lines)
+
+
+def _type_of(field: dict[str, Any]) -> str:
+    if "enum" in field:
+        return " | ".join(json.dumps(value) for value in field["enum"])
+    kind = field.get("type", "any")
+    return " | ".join(kind) if isinstance(kind, list) else str(kind)
 
 
 def concealed(name: str, arguments: Any) -> Any:

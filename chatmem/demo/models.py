@@ -99,6 +99,12 @@ class Conversation(db.Model):  # type: ignore[name-defined,misc]
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
     closed_at: Mapped[datetime | None] = mapped_column(DateTime)
 
+    @property
+    def project_memory(self) -> str:
+        """The `## Project memory` block this conversation began with ("" when none)."""
+        head, sep, block = self.system_context.partition("## Project memory")
+        return sep + block if sep else ""
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,

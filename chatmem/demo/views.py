@@ -393,7 +393,10 @@ def api_message(conversation_id: int) -> Any:
     added = chat.post_message(
         conversation, _caller(), body.get("content"), read_only=g.api_read_only
     )
-    return jsonify({"messages": [m.to_dict() for m in added]}), 201
+    # The conversation too: its first message titles it, and the page shows the title.
+    return jsonify(
+        {"messages": [m.to_dict() for m in added], "conversation": conversation.to_dict()}
+    ), 201
 
 
 @bp.post(f"{API}conversations/<int(max={ID_MAX}):conversation_id>/close")

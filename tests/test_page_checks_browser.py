@@ -7,7 +7,9 @@ runs axe in the same Chromium).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +25,15 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 UNBROKEN = "x" * 600
 LONG_WORDS = " ".join(["Supercalifragilisticexpialidocious-checkout-page"] * 12)
 SERIOUS = ("serious", "critical")
+
+
+def screenshot_name(user: str, url: str, width: int) -> str | None:
+    """CHATMEM_SCREENSHOTS=docs/screenshots keeps the README's phone-sized pictures current."""
+    if width == 375 and user == "editor" and url.startswith("/chat/"):
+        return "chat-mobile.png"
+    if width == 375 and user == "admin" and url.endswith("?tab=pending"):
+        return "memory-mobile.png"
+    return None
 
 
 @pytest.fixture
@@ -126,6 +137,10 @@ def test_every_page_fits_is_clean_and_passes_axe(
                 page.wait_for_url("**/chat**")
             for url in urls:
                 problems += problems_on(page, url, axe)
+                shot = screenshot_name(user, url, width)
+                if shot and os.environ.get("CHATMEM_SCREENSHOTS"):
+                    folder = Path(os.environ["CHATMEM_SCREENSHOTS"])
+                    page.screenshot(path=str(folder / shot), full_page=True)
         finally:
             context.close()
     assert problems == [], "\n".join(problems)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import mcp_resources
 from .errors import ChatmemError
-from .tools import Tool
+from .tools import Tool, validate
 
 if TYPE_CHECKING:
     from .extension import ChatMemory
@@ -193,6 +193,9 @@ def call_tool(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
     if tool is None:
         raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     try:
+        # Arguments the dispatcher would refuse must not start a session first:
+        # a refused call writes nothing (SPEC §11).
+        arguments = validate(tool, arguments)
         session_id = caller.session_for(tool)
         result = memory.call_tool(
             tool.name,

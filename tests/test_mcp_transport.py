@@ -155,7 +155,12 @@ def test_a_narrow_accept_header_still_gets_json(client: Any, editor_token: str) 
 
 
 def test_malformed_json_is_a_parse_error(client: Any, editor_token: str) -> None:
-    for body in (b"{not json", b"\xff\xfe", b'{"jsonrpc": "2.0", "id": NaN}'):
+    cases = {
+        b"{not json": "Parse error: the body is not JSON.",
+        b"\xff\xfe": "Parse error: the body is not JSON.",
+        b'{"jsonrpc": "2.0", "id": NaN}': "Parse error: NaN is not JSON: send a finite number.",
+    }
+    for body, message in cases.items():
         response = client.post(
             URL, data=body, content_type="application/json", headers=auth(editor_token)
         )
@@ -163,7 +168,7 @@ def test_malformed_json_is_a_parse_error(client: Any, editor_token: str) -> None
         assert response.json == {
             "jsonrpc": "2.0",
             "id": None,
-            "error": {"code": -32700, "message": "Parse error: the body is not JSON."},
+            "error": {"code": -32700, "message": message},
         }
 
 

@@ -21,6 +21,7 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from chatmem import ChatmemError, Conflict, InvalidParams
+from chatmem.inputs import NotJson, json_safe, parse_json
 from chatmem.memory.models import Session as MemorySession
 from chatmem.providers import (
     Message,
@@ -42,6 +43,7 @@ log = logging.getLogger("chatmem.demo")
 CONTENT_MAX = 8000
 TITLE_CHARS = 60
 TRANSCRIPT_MAX = 20000
+_JSON_FIELDS = ("arguments", "result", "tool_calls")
 BASE_PROMPT = (
     "You are the assistant of a small website. You can read and change its posts, pages "
     "and header/footer templates with the tools you are given. Call recall at the start "
@@ -205,8 +207,8 @@ def concealed(name: str, arguments: Any) -> Any:
 def concealed_command(name: str | None, raw_args: str | None) -> str | None:
     """`/tool NAME {...}` rewritten with its hidden fields, or None when none are hidden."""
     try:
-        arguments = json.loads(raw_args) if name and raw_args else None
-    except json.JSONDecodeError:
+        arguments = parse_json(raw_args, values=False) if name and raw_args else None
+    except InvalidParams:  # not bounded JSON: tool_command says so
         return None
     if not isinstance(arguments, dict) or not name:
         return None
@@ -253,22 +255,27 @@ class _Turn:
     def add(self, **fields: Any) -> ChatMessage:
         # Committed at once: a failing tool rolls the session back, and the
         # conversation so far must survive that.
-        message = ChatMessage(conversation_id=self.conversation.id, **fields)
+        # A tool call may hold NaN, NUL or a lone surrogate (refused by the
+        # dispatcher): its record keeps null and U+FFFD, which JSON columns take.
+        safe = {k: json_safe(v) if k in _JSON_FIELDS else v for k, v in fields.items()}
+        message = ChatMessage(conversation_id=self.conversation.id, **safe)
         db.session.add(message)
         db.session.commit()
         self.added.append(message)
         return message
 
     def tool_command(self, name: str | None, raw_args: str | None) -> None:
+        raw_args = (raw_args or "").strip()
         if not name:
             self.add(role="notice", content=TOOL_USAGE)
             return
         try:
-            arguments = json.loads(raw_args) if raw_args and raw_args.strip() else {}
-        except json.JSONDecodeError as exc:
-            self.add(
-                role="notice", content=f"Those arguments are not JSON ({exc.msg}). {TOOL_USAGE}"
-            )
+            # Bounded parse only: the values are the dispatcher's to refuse,
+            # as a tool error naming the field, like on every other channel.
+            arguments = parse_json(raw_args, field="arguments", values=False) if raw_args else {}
+        except NotJson as exc:
+            why = exc.message
+            self.add(role="notice", content=f"Those arguments are not JSON ({why}) {TOOL_USAGE}")
             return
         if not isinstance(arguments, dict):
             self.add(role="notice", content=f"The arguments must be a JSON object. {TOOL_USAGE}")

@@ -66,7 +66,7 @@ from tests.shell_session import Ran, Server, Shell, ports_lock
 BLOCKS = [b for b in all_blocks() if b.lang not in NOT_COMMANDS]
 README_PLUG_IN = next(
     b.text
-    for b in markdown_blocks(ROOT / "README.md")
+    for b in markdown_blocks(ROOT / "docs" / "integrate.md")
     if b.lang == "python" and b.section == "plug-chatmem-into-your-app"
 )
 VENV = Path(sys.prefix)

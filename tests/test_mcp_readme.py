@@ -1,4 +1,4 @@
-"""The README's "Connect an MCP client" Python snippet works as printed."""
+"""The docs' "Connect an MCP client" Python snippet works as printed."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from chatmem.memory import guidance
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+README = (Path(__file__).resolve().parent.parent / "docs" / "mcp-and-rest.md").read_text()
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +28,7 @@ def test_the_mcp_client_example_connects(
     code = block.split("```python\n", 1)[1].split("```", 1)[0]
     monkeypatch.setenv("CHATMEM_URL", live_server)
     monkeypatch.setenv("CHATMEM_TOKEN", make_token("editor"))
-    exec(compile(code, "README.md", "exec"), {"__name__": "readme_mcp_example"})
+    exec(compile(code, "docs/mcp-and-rest.md", "exec"), {"__name__": "readme_mcp_example"})
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == "## Project memory"
     assert "'recall', 'remember', 'save-session-summary'" in "\n".join(printed)

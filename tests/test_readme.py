@@ -1,4 +1,5 @@
-"""The README is the front door: its example runs and its settings table is complete."""
+"""The README and the reference in docs/: their examples run, the settings table is complete,
+and every test the trust model names exists."""
 
 from __future__ import annotations
 
@@ -12,14 +13,17 @@ from chatmem import ChatmemError
 from chatmem.config import SETTINGS
 from chatmem.demo import SETTINGS as DEMO_SETTINGS
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+DOCS = ROOT / "docs"
 
 
 def test_every_setting_is_documented() -> None:
-    documented = set(re.findall(r"^\| `((?:CHATMEM|DEMO)_[A-Z_]+)` \|", README, re.MULTILINE))
+    table = (DOCS / "configuration.md").read_text()
+    documented = set(re.findall(r"^\| `((?:CHATMEM|DEMO)_[A-Z_]+)` \|", table, re.MULTILINE))
     settings = set(SETTINGS) | set(DEMO_SETTINGS)
-    assert settings - documented == set(), "settings missing from the README table"
-    assert documented - settings == set(), "README documents settings that do not exist"
+    assert settings - documented == set(), "settings missing from the docs' table"
+    assert documented - settings == set(), "the docs document settings that do not exist"
 
 
 def test_the_plug_in_example_works(
@@ -27,14 +31,14 @@ def test_the_plug_in_example_works(
 ) -> None:
     from tests.conftest import reset_demo_database
 
-    block = README.split("<!-- example: plug-in", 1)[1]
+    block = (DOCS / "integrate.md").read_text().split("<!-- example: plug-in", 1)[1]
     code = block.split("```python\n", 1)[1].split("```", 1)[0]
     reset_demo_database(database_url)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DATABASE_URL", database_url)
     monkeypatch.setenv("CHATMEM_SERVER_NAME", "yourapp")
     namespace: dict[str, Any] = {"__name__": "readme_example"}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/integrate.md", "exec"), namespace)
     app = namespace["create_app"]()
     assert app.config["CHATMEM_SERVER_NAME"] == "yourapp", "CHATMEM_* come from the environment"
     memory = namespace["memory"]
@@ -68,7 +72,7 @@ def test_the_plug_in_example_works(
 @pytest.mark.db_free
 def test_every_test_the_trust_model_names_exists() -> None:
     """A rule in the Trust model table is only as good as the test beside it."""
-    section = README.split("## Trust model", 1)[1].split("\n## ", 1)[0]
+    section = (DOCS / "trust-model.md").read_text().split("## Text rules", 1)[0]
     named = 0
     for row in re.findall(r"^\| .* \| (.*) \|$", section, re.MULTILINE)[2:]:
         module = None
@@ -77,8 +81,33 @@ def test_every_test_the_trust_model_names_exists() -> None:
             if path:
                 module = path if path.startswith("tests/") else f"tests/{path}"
             assert module, f"{row!r}: a test name before any file"
-            source = (Path(__file__).resolve().parent.parent / module).read_text()
+            source = (ROOT / module).read_text()
             if name:
                 assert re.search(rf"^(?:async )?def {name}\(", source, re.MULTILINE), name
                 named += 1
     assert named >= 25
+
+
+def test_the_readme_snippet_plugs_a_tool_in(database_url: str) -> None:
+    """The README's short plug-in snippet, run as printed in a bare Flask app."""
+    from flask import Flask
+    from flask_sqlalchemy import SQLAlchemy
+
+    code = README.split("## Plug it into your app", 1)[1].split("```python\n", 1)[1]
+    code = code.split("```", 1)[0]
+    app = Flask("snippet")
+    app.config.update(SQLALCHEMY_DATABASE_URI=database_url, SECRET_KEY="test")
+    db = SQLAlchemy(app)
+    namespace: dict[str, Any] = {"__name__": "readme_snippet", "app": app, "db": db}
+    exec(compile(code, "README.md", "exec"), namespace)
+    memory = namespace["memory"]
+
+    class Curator:
+        capabilities = {"manage_options"}
+
+    with app.test_request_context():
+        tool = memory.registry.find("update-post", memory.server_name)
+        assert tool is not None and tool.capability == "edit_posts"
+        assert tool.input_schema["required"] == ["post_id", "title"]
+        assert memory.can(Curator(), "manage_options")
+        assert not memory.can(Curator(), "edit_posts")

@@ -14,7 +14,7 @@ from chatmem import redaction, text
 from chatmem.errors import InvalidParams
 from tests.secret_corpus import ORDINARY, SECRETS, planted
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+TEXT_RULES = Path(__file__).resolve().parent.parent / "docs" / "trust-model.md"
 
 
 def refused(field: str, value: str, **options: text.Secrets) -> dict[str, object]:
@@ -193,7 +193,7 @@ def test_ordinary_prose_and_code_like_facts_are_left_alone(ordinary: str) -> Non
 
 
 def test_the_kinds_are_the_ones_the_readme_lists() -> None:
-    section = README.read_text().split("### Text rules", 1)[1].split("\n## ", 1)[0]
+    section = TEXT_RULES.read_text().split("## Text rules", 1)[1].split("\n## ", 1)[0]
     documented = set(re.findall(r"^\| `([a-z_]+)` \|", section, re.MULTILINE))
     produced = {shape.kind for shape in redaction._SHAPES} | {"aws_secret_key"}
     produced |= set(redaction._KEY_WORDS.values())

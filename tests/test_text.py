@@ -92,6 +92,20 @@ def test_every_control_format_private_and_separator_code_point_is_covered() -> N
     assert missed == []
 
 
+def test_the_noncharacters_of_every_plane_are_refused() -> None:
+    """U+FFFE and U+FFFF of all 17 planes: unassigned (Cn), so the test above misses them."""
+    for plane in range(17):
+        for last in (0xFFFE, 0xFFFF):
+            char = chr(plane * 0x10000 + last)
+            assert text.hidden_characters(f"x{char}y") == [char], f"U+{ord(char):04X}"
+
+
+def test_a_range_table_becomes_a_character_class_of_exactly_its_code_points() -> None:
+    """The ranges are compiled into the three patterns at import: how one is written."""
+    pattern = re.compile(f"[{text._char_class([(0x41, 0x41), (0x61, 0x63)])}]")
+    assert pattern.findall("ABC Xabcd@`") == ["A", "a", "b", "c"]
+
+
 def test_newline_and_tab_pass_and_crlf_becomes_lf() -> None:
     assert text.check_field("text", "one\ttwo\nthree") == "one\ttwo\nthree"
     assert text.check_field("text", "a form's\r\ntextarea\rline") == "a form's\ntextarea\nline"
@@ -115,6 +129,7 @@ def test_nfc() -> None:
         "café, naïve, Ångström, Kadıköy, Łódź, straße",
         "Latency is 300μs; the resistor is 5kΩ; 10с по-русски",
         "Wi-Fi-сеть and iPhone-ом are two words each",
+        "config_файл and файл_config: the underscore separates words too",
         "I ❤️ emoji 👍🏽 🇫🇷 ✌︎",
         "Non-breaking\u00a0space and ideographic\u3000space are visible spacing",
     ],
@@ -130,6 +145,8 @@ def test_real_text_in_any_script_passes(ordinary: str) -> None:
         ("blo\u0441k", "U+0441"),  # Cyrillic es
         ("ign\u03bfre", "U+03BF"),  # Greek omicron
         ("\u0399gnore", "U+0399"),  # Greek capital iota
+        ("\u0399GNORE", "U+0399"),  # a word of capital letters only
+        ("update_p\u043est", "U+043E"),  # "_" separates words: "p\u043est" is one
         ("p\uff41ssword", "U+FF41"),  # fullwidth a
         ("\U0001d429assword", "U+1D429"),  # mathematical bold p
         ("update-p\u043est", "U+043E"),  # a guardrail target that would never match
@@ -145,6 +162,8 @@ def test_a_run_of_emoji_selectors_is_hidden_data() -> None:
     assert text.check_field("text", "love \u2764\ufe0f") == "love \u2764\ufe0f"
     assert refused("text", "\u2764\ufe0f\ufe0f\ufe0f")["code_points"] == ["U+FE0F"]
     assert refused("text", "\ufe0fstart")["code_points"] == ["U+FE0F"]
+    assert refused("text", "after a space \ufe0e")["code_points"] == ["U+FE0E"]
+    assert refused("text", "a line\n\ufe0f")["code_points"] == ["U+FE0F"]
 
 
 def test_visible_and_for_agents() -> None:

@@ -252,17 +252,17 @@ def redact_value(value: Any, finish: Callable[[str], str] | None = None) -> Any:
     `finish` is then applied to every string (the ledger makes text visible
     and cuts it).
     """
-    kinds: set[str] = set()
+    kinds: set[str] = set()  # an AWS key id among them asks for a second pass
     redact_one = _redacting(kinds)
 
     def leaf(text: str) -> str:
         text = redact_one(_json_in_string(text, kinds))
         return finish(text) if finish else text
 
-    out = _walk(value, leaf, kinds)
+    out = _walk(value, leaf)
     if "aws_access_key" in kinds:
         # The id and its secret key may sit in two different fields.
-        out = _walk(out, lambda text: _AWS_SECRET.sub(lambda m: _aws_secret(m, {}), text), kinds)
+        out = _walk(out, lambda text: _AWS_SECRET.sub(lambda m: _aws_secret(m, {}), text))
     return out
 
 
@@ -279,7 +279,7 @@ def _redacting(kinds: set[str]) -> Callable[[str], str]:
     return redact_one
 
 
-def _walk(value: Any, on_string: Callable[[str], str], kinds: set[str], depth: int = 0) -> Any:
+def _walk(value: Any, on_string: Callable[[str], str], depth: int = 0) -> Any:
     """A copy of `value`: strings through `on_string`, values under secret-named keys masked."""
     if depth > _MAX_DEPTH:
         return "[…]"
@@ -287,12 +287,10 @@ def _walk(value: Any, on_string: Callable[[str], str], kinds: set[str], depth: i
         out = {}
         for key, item in list(value.items())[:_MAX_ITEMS]:
             kind = key_kind(str(key)) if item not in (None, "") else None
-            if kind is not None:
-                kinds.add(kind)
-            out[str(key)] = redacted(kind) if kind else _walk(item, on_string, kinds, depth + 1)
+            out[str(key)] = redacted(kind) if kind else _walk(item, on_string, depth + 1)
         return out
     if isinstance(value, list | tuple):
-        return [_walk(v, on_string, kinds, depth + 1) for v in list(value)[:_MAX_ITEMS]]
+        return [_walk(v, on_string, depth + 1) for v in list(value)[:_MAX_ITEMS]]
     return on_string(value) if isinstance(value, str) else value
 
 
@@ -307,4 +305,4 @@ def _json_in_string(text: str, kinds: set[str]) -> str:
         return text
     if not isinstance(parsed, dict | list):
         return text
-    return json.dumps(_walk(parsed, _redacting(kinds), kinds), ensure_ascii=False)
+    return json.dumps(_walk(parsed, _redacting(kinds)), ensure_ascii=False)

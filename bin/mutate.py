@@ -78,7 +78,10 @@ TARGETS = {
     # The one redaction step: secret shapes, key names, structured arguments.
     "redaction": Target("chatmem/redaction.py", ("tests/test_text.py", "tests/test_redaction.py")),
     # Token authentication: hashing, expiry, binding to the user, revocation, the cache.
-    "tokens": Target("chatmem/tokens.py", ("tests/test_tokens.py", "tests/test_token_binding.py")),
+    "tokens": Target(
+        "chatmem/tokens.py",
+        ("tests/test_tokens.py", "tests/test_token_binding.py", "tests/test_token_auth.py"),
+    ),
 }
 
 

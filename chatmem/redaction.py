@@ -24,6 +24,9 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+# chatmem.text imports this module too; each uses the other only inside functions.
+from . import text as text_rules
+
 _START = r"(?<![A-Za-z0-9])"  # a prefix such as ghp_ may follow "_" or "=", not a letter
 
 
@@ -169,17 +172,32 @@ def secret_kinds(text: str) -> list[str]:
 
 
 def scan(text: str) -> tuple[str, list[str]]:
-    """`text` redacted, and the kinds of secret it held (each once, in order)."""
+    """`text` redacted, and the kinds of secret it held (each once, in order).
+
+    A secret split by characters no one sees (`ghp_R8tY<U+200B>2uI6…`) is found
+    too: the text is then redacted without its invisible characters. Otherwise
+    dropping them later (`text.for_agents`) would put the secret back together.
+    """
     kinds: dict[str, None] = {}
+    cleaned = _scan(text, kinds)
+    visible = text_rules.strip_invisible(cleaned)
+    if visible != cleaned:
+        again = _scan(visible, kinds)
+        if again != visible:
+            cleaned = again
+    return cleaned, list(kinds)
+
+
+def _scan(text: str, kinds: dict[str, None]) -> str:
     if len(text) < _SHORTEST:
-        return text, []
+        return text
     if any(gate in text for gate in _GATES):
         for shape in _SHAPES:
             if any(anchor in text for anchor in shape.anchors):
                 text = shape.pattern.sub(functools.partial(_found, shape.kind, kinds), text)
     if "aws_access_key" in kinds:
         text = _AWS_SECRET.sub(lambda m: _aws_secret(m, kinds), text)
-    return _keyed_pairs(text, kinds), list(kinds)
+    return _keyed_pairs(text, kinds)
 
 
 def _found(kind: str, kinds: dict[str, None], _match: object = None) -> str:

@@ -197,3 +197,40 @@ def test_a_shape_is_a_kind_its_anchors_and_its_compiled_pattern() -> None:
     shape = redaction._shape("demo_key", ("dk_",), r"dk_\d+")
     assert shape.kind == "demo_key" and shape.anchors == ("dk_",)
     assert shape.pattern.findall("dk_1 dk_x dk_22") == ["dk_1", "dk_22"]
+
+
+@pytest.mark.parametrize(
+    "hider",
+    ["\u200b", "\u00ad", "\u2060", "\U000e0041", "\x00"],
+    ids=["zero-width space", "soft hyphen", "word joiner", "tag", "NUL"],
+)
+def test_a_secret_split_by_invisible_characters_is_found(hider: str) -> None:
+    """Dropping the invisible character later would put the secret back together."""
+    split = GITHUB[:8] + hider + GITHUB[8:]
+    assert redaction.scan(f"key {split} ok") == ("key [redacted:github_token] ok", ["github_token"])
+    assert redaction.scan(f"pass{hider}word=hunter2") == (
+        "password=[redacted:password]",
+        ["password"],
+    )
+
+
+def test_invisible_characters_are_kept_where_they_hide_no_secret() -> None:
+    """So that `text.visible` can still show them to a person."""
+    assert redaction.scan("page\u200b 4, pwd=abc1") == (
+        "page\u200b 4, pwd=[redacted:password]",
+        ["password"],
+    )
+    assert redaction.scan("page\u200b 4") == ("page\u200b 4", [])
+
+
+def test_the_ledger_shape_of_a_split_secret_is_redacted() -> None:
+    """`redact_value` with a `finish` that shows invisible text, as the ledger calls it."""
+    from chatmem import text
+
+    split = GITHUB[:8] + "\u200b" + GITHUB[8:]
+    assert redaction.redact_value(
+        {"note": f"x {split}", "page": "a\u200bb"}, finish=text.visible
+    ) == {
+        "note": "x [redacted:github_token]",
+        "page": "a<U+200B>b",
+    }

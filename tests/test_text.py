@@ -290,3 +290,9 @@ def test_guidance_refuses_a_secret_without_echoing_it_and_a_summary_redacts_it()
 def test_for_agents_is_for_text_no_person_reviews() -> None:
     transcript = "user: my key is sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv\u200b, p\u0430ssword"
     assert text.for_agents(transcript) == "user: my key is [redacted:openai_key], p<U+0430>ssword"
+
+
+def test_for_agents_never_reassembles_a_secret_split_by_invisible_characters() -> None:
+    transcript = "user: my key is sk-proj-Ab3dEf6h\u200bIj9kLm2nOp5qRs8tUv, thanks"
+    assert text.for_agents(transcript) == "user: my key is [redacted:openai_key], thanks"
+    assert "Ij9kLm2nOp5q" not in text.visible(redaction.redact(transcript))

@@ -20,7 +20,7 @@ from flask import Flask
 from sqlalchemy import event, func, select
 
 from chatmem import tokens
-from chatmem.errors import InvalidParams, NotFound
+from chatmem.errors import InvalidParams, NotFound, Unauthorized
 from chatmem.memory.models import ApiToken
 from tests.hostapp import USERS, User
 
@@ -124,6 +124,33 @@ def test_unknown_revoked_and_orphaned_tokens_get_one_answer(
     assert get(app, f"Bearer {orphaned}").status_code == 200
     monkeypatch.delitem(USERS, "editor")
     assert refusal(app, f"Bearer {orphaned}") == not_valid
+
+
+def test_a_deactivated_user_is_refused(
+    app: Flask, make_token: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = make_token("editor")
+    assert get(app, f"Bearer {plain}").status_code == 200
+    monkeypatch.setattr(USERS["editor"], "is_active", False)
+    assert refusal(app, f"Bearer {plain}") == {"code": "unauthorized", "message": tokens.NOT_VALID}
+
+
+def test_a_host_checks_a_token_from_python_without_a_state_row(
+    memory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tokens.authenticate(memory, header)` for a host's own API: no per-revision cache."""
+    row, plain = tokens.issue(memory, USERS["editor"], name="host", read_only=True)
+    who = tokens.authenticate(memory, f"Bearer {plain}")
+    assert (who.user.username, who.token_id, who.snapshot, who.read_only) == (
+        "editor",
+        row.id,
+        None,
+        True,
+    )
+    monkeypatch.setattr(USERS["editor"], "is_active", False)
+    with pytest.raises(Unauthorized) as refused:
+        tokens.authenticate(memory, f"Bearer {plain}")
+    assert refused.value.message == tokens.NOT_VALID
 
 
 class PlainUser:

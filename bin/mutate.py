@@ -82,6 +82,10 @@ TARGETS = {
         "chatmem/tokens.py",
         ("tests/test_tokens.py", "tests/test_token_binding.py", "tests/test_token_auth.py"),
     ),
+    # What the MCP endpoint and the REST routes share: the bearer check, body and session key.
+    "bearer": Target(
+        "chatmem/blueprints/bearer.py", ("tests/test_rest_api.py", "tests/test_token_auth.py")
+    ),
 }
 
 
@@ -156,6 +160,7 @@ HAND_MADE = [
     HandMutant("tokens", "NAME_MAX = 100", "NAME_MAX = 101"),
     HandMutant("tokens", "_TOUCH_EVERY = timedelta(minutes=1)", "_TOUCH_EVERY = timedelta(0)"),
     HandMutant("tokens", "KNOWN_MAX = 10_000", "KNOWN_MAX = 0"),
+    HandMutant("bearer", "SESSION_KEY_MAX = 200", "SESSION_KEY_MAX = 201"),
 ]
 
 

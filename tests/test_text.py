@@ -78,6 +78,13 @@ def test_the_message_names_each_character_and_counts_the_rest() -> None:
     )
 
 
+def test_a_character_without_a_name_is_described_by_its_category() -> None:
+    assert text.describe(["\ue000", "\ud800", "\U000e0fff", "\x07", "\u200b"]) == (
+        "U+E000 (private use), U+D800 (surrogate), U+E0FFF (unassigned), U+0007 (control), "
+        "U+200B ZERO WIDTH SPACE"
+    )
+
+
 def test_every_control_format_private_and_separator_code_point_is_covered() -> None:
     """The ranges in text.py against Python's own Unicode database."""
     categories = {"Cc", "Cf", "Co", "Cs", "Zl", "Zp"}

@@ -73,6 +73,19 @@ TARGETS = {
         ("tests/test_ledger.py", "tests/test_dispatch.py"),
         ("x_record", "x_entries", "x_digest", "x_describe"),
     ),
+    # The text rules of the trust issue: invisible text, lookalike letters, the field check.
+    "text": Target("chatmem/text.py", ("tests/test_text.py",)),
+    # The one redaction step: secret shapes, key names, structured arguments.
+    "redaction": Target("chatmem/redaction.py", ("tests/test_text.py", "tests/test_redaction.py")),
+    # Token authentication: hashing, expiry, binding to the user, revocation, the cache.
+    "tokens": Target(
+        "chatmem/tokens.py",
+        ("tests/test_tokens.py", "tests/test_token_binding.py", "tests/test_token_auth.py"),
+    ),
+    # What the MCP endpoint and the REST routes share: the bearer check, body and session key.
+    "bearer": Target(
+        "chatmem/blueprints/bearer.py", ("tests/test_rest_api.py", "tests/test_token_auth.py")
+    ),
 }
 
 
@@ -93,7 +106,11 @@ HAND_MADE = [
     HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*\d+\s*"'),
     HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*[+-]?\d+\s*"'),
     HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*[+]?\d*\s*"'),
-    HandMutant("tools", "    read_only: bool = False\n", "    read_only: bool = True\n"),
+    HandMutant(
+        "tools",
+        "    func: Callable[..., Any]\n    read_only: bool = False\n",
+        "    func: Callable[..., Any]\n    read_only: bool = True\n",
+    ),
     HandMutant("tools", 'capability: str = "edit_posts"', 'capability: str = "manage_options"'),
     HandMutant("tools", "    memory: bool = False\n", "    memory: bool = True\n"),
     HandMutant("guardrails", 'ID_KEYS = ("post_id", "id")', 'ID_KEYS = ("post_id",)'),
@@ -115,6 +132,35 @@ HAND_MADE = [
     HandMutant("block", 'SEPARATOR = "; "', 'SEPARATOR = ", "'),
     HandMutant("block", 'SEPARATOR = "; "', 'SEPARATOR = ";  "'),
     HandMutant("ledger", 'SKIPPED_IN_DIGEST = ("save-session-summary",)', "SKIPPED_IN_DIGEST = ()"),
+    HandMutant("text", "_LISTED_MAX = 10", "_LISTED_MAX = 9"),
+    HandMutant("text", "(0x200B, 0x200F),", "(0x200C, 0x200F),"),
+    HandMutant("text", "(0xE0000, 0xE0FFF),", "(0xE0000, 0xE007F),"),
+    HandMutant("text", "for p in range(1, 15))", "for p in range(1, 14))"),
+    HandMutant("text", r'r"[\x00-\x08\x0b-\x1f\x7f]"', r'r"[\x00-\x08\x0b-\x1e\x7f]"'),
+    HandMutant("text", r'"|[\ufe0e\ufe0f](?<![^\\s', r'"|[\ufe0e\ufe0f](?<![^'),
+    HandMutant("text", r'_WORD = re.compile(r"[^\W_]+")', r'_WORD = re.compile(r"\w+")'),
+    HandMutant(
+        "text", r'_ASCII_LETTER = re.compile(r"[A-Za-z]")', r'_ASCII_LETTER = re.compile(r"[a-z]")'
+    ),
+    HandMutant("redaction", '_SHORTEST = len("pwd=x")', '_SHORTEST = len("pwd=xy")'),
+    HandMutant("redaction", r'_START = r"(?<![A-Za-z0-9])"', r'_START = r"(?<![A-Za-z0-9_=])"'),
+    HandMutant("redaction", r'r"sk-ant-[A-Za-z0-9_-]{20,}"', r'r"sk-ant-[A-Za-z0-9_-]{21,}"'),
+    HandMutant("redaction", r'r"A[KS]IA[A-Z0-9]{16}(?![A-Z0-9])"', r'r"A[KS]IA[A-Z0-9]{16}"'),
+    HandMutant("redaction", r'r"cm_[A-Za-z0-9_-]{20,}"', r'r"cm_[A-Za-z0-9]{20,}"'),
+    HandMutant("redaction", '"IA", "AIza"', '"AIza"'),
+    HandMutant("redaction", '"earer", "EARER"', '"EARER"'),
+    HandMutant("redaction", '    "cookie": "token",\n', ""),
+    HandMutant("redaction", '    "passphrase": "password",\n', ""),
+    HandMutant("redaction", '"b64", "base64", "raw", "hash"', '"b64", "base64", "raw"'),
+    HandMutant("redaction", '_PLACEHOLDERS = {"", "null",', '_PLACEHOLDERS = {"",'),
+    HandMutant("redaction", "_PROSE_WORD_MAX = 20", "_PROSE_WORD_MAX = 21"),
+    HandMutant("redaction", "_MAX_DEPTH = 6", "_MAX_DEPTH = 5"),
+    HandMutant("redaction", "_MAX_ITEMS = 50", "_MAX_ITEMS = 51"),
+    HandMutant("tokens", 'TOKEN_PREFIX = "cm_"', 'TOKEN_PREFIX = "cm"'),
+    HandMutant("tokens", "NAME_MAX = 100", "NAME_MAX = 101"),
+    HandMutant("tokens", "_TOUCH_EVERY = timedelta(minutes=1)", "_TOUCH_EVERY = timedelta(0)"),
+    HandMutant("tokens", "KNOWN_MAX = 10_000", "KNOWN_MAX = 0"),
+    HandMutant("bearer", "SESSION_KEY_MAX = 200", "SESSION_KEY_MAX = 201"),
 ]
 
 

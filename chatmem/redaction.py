@@ -24,6 +24,9 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+# chatmem.text imports this module too; each uses the other only inside functions.
+from . import text as text_rules
+
 _START = r"(?<![A-Za-z0-9])"  # a prefix such as ghp_ may follow "_" or "=", not a letter
 
 
@@ -169,17 +172,32 @@ def secret_kinds(text: str) -> list[str]:
 
 
 def scan(text: str) -> tuple[str, list[str]]:
-    """`text` redacted, and the kinds of secret it held (each once, in order)."""
+    """`text` redacted, and the kinds of secret it held (each once, in order).
+
+    A secret split by characters no one sees (`ghp_R8tY<U+200B>2uI6…`) is found
+    too: the text is then redacted without its invisible characters. Otherwise
+    dropping them later (`text.for_agents`) would put the secret back together.
+    """
     kinds: dict[str, None] = {}
+    cleaned = _scan(text, kinds)
+    visible = text_rules.strip_invisible(cleaned)
+    if visible != cleaned:
+        again = _scan(visible, kinds)
+        if again != visible:
+            cleaned = again
+    return cleaned, list(kinds)
+
+
+def _scan(text: str, kinds: dict[str, None]) -> str:
     if len(text) < _SHORTEST:
-        return text, []
+        return text
     if any(gate in text for gate in _GATES):
         for shape in _SHAPES:
             if any(anchor in text for anchor in shape.anchors):
                 text = shape.pattern.sub(functools.partial(_found, shape.kind, kinds), text)
     if "aws_access_key" in kinds:
         text = _AWS_SECRET.sub(lambda m: _aws_secret(m, kinds), text)
-    return _keyed_pairs(text, kinds), list(kinds)
+    return _keyed_pairs(text, kinds)
 
 
 def _found(kind: str, kinds: dict[str, None], _match: object = None) -> str:
@@ -252,17 +270,17 @@ def redact_value(value: Any, finish: Callable[[str], str] | None = None) -> Any:
     `finish` is then applied to every string (the ledger makes text visible
     and cuts it).
     """
-    kinds: set[str] = set()
+    kinds: set[str] = set()  # an AWS key id among them asks for a second pass
     redact_one = _redacting(kinds)
 
     def leaf(text: str) -> str:
         text = redact_one(_json_in_string(text, kinds))
         return finish(text) if finish else text
 
-    out = _walk(value, leaf, kinds)
+    out = _walk(value, leaf)
     if "aws_access_key" in kinds:
         # The id and its secret key may sit in two different fields.
-        out = _walk(out, lambda text: _AWS_SECRET.sub(lambda m: _aws_secret(m, {}), text), kinds)
+        out = _walk(out, lambda text: _AWS_SECRET.sub(lambda m: _aws_secret(m, {}), text))
     return out
 
 
@@ -279,7 +297,7 @@ def _redacting(kinds: set[str]) -> Callable[[str], str]:
     return redact_one
 
 
-def _walk(value: Any, on_string: Callable[[str], str], kinds: set[str], depth: int = 0) -> Any:
+def _walk(value: Any, on_string: Callable[[str], str], depth: int = 0) -> Any:
     """A copy of `value`: strings through `on_string`, values under secret-named keys masked."""
     if depth > _MAX_DEPTH:
         return "[…]"
@@ -287,12 +305,10 @@ def _walk(value: Any, on_string: Callable[[str], str], kinds: set[str], depth: i
         out = {}
         for key, item in list(value.items())[:_MAX_ITEMS]:
             kind = key_kind(str(key)) if item not in (None, "") else None
-            if kind is not None:
-                kinds.add(kind)
-            out[str(key)] = redacted(kind) if kind else _walk(item, on_string, kinds, depth + 1)
+            out[str(key)] = redacted(kind) if kind else _walk(item, on_string, depth + 1)
         return out
     if isinstance(value, list | tuple):
-        return [_walk(v, on_string, kinds, depth + 1) for v in list(value)[:_MAX_ITEMS]]
+        return [_walk(v, on_string, depth + 1) for v in list(value)[:_MAX_ITEMS]]
     return on_string(value) if isinstance(value, str) else value
 
 
@@ -307,4 +323,4 @@ def _json_in_string(text: str, kinds: set[str]) -> str:
         return text
     if not isinstance(parsed, dict | list):
         return text
-    return json.dumps(_walk(parsed, _redacting(kinds), kinds), ensure_ascii=False)
+    return json.dumps(_walk(parsed, _redacting(kinds)), ensure_ascii=False)

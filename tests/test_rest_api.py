@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -256,4 +257,50 @@ def test_csrf_protect_set_up_before_chatmem_exempts_the_bearer_routes(tmp_path: 
             ).status_code
             == 401
         )
+        db.engine.dispose()
+
+
+def test_the_body_limit_is_exact_with_and_without_a_content_length(
+    app: Flask, client: Any, token: str
+) -> None:
+    """A body of CHATMEM_MAX_BODY_BYTES passes, one byte more is 413, whether the client
+    sends a Content-Length or streams the body (chunked)."""
+    app.config["CHATMEM_MAX_BODY_BYTES"] = 100
+    fits = b'{"topic": "' + b"x" * 87 + b'"}'
+    assert len(fits) == 100
+    over = fits[:-2] + b'x"}'
+    assert client.post(f"{TOOLS}/recall", data=fits, headers=auth(token)).status_code == 200
+    assert_error(
+        client.post(f"{TOOLS}/recall", data=over, headers=auth(token)), 413, "payload_too_large"
+    )
+
+    def streamed(body: bytes) -> Any:
+        return client.post(
+            f"{TOOLS}/recall",
+            input_stream=io.BytesIO(body),
+            headers=auth(token, **{"Transfer-Encoding": "chunked"}),
+            environ_overrides={"wsgi.input_terminated": True},
+        )
+
+    assert streamed(fits).status_code == 200
+    assert assert_error(streamed(over), 413, "payload_too_large")["max_bytes"] == 100
+
+
+def test_a_session_key_of_200_characters_is_taken(client: Any, token: str) -> None:
+    headers = auth(token, **{"X-Chatmem-Session": "k" * 200})
+    assert client.post(f"{TOOLS}/recall", json={}, headers=headers).status_code == 200
+
+
+def test_another_extension_named_csrf_is_left_alone(tmp_path: Path) -> None:
+    """Only Flask-WTF's CSRFProtect has `exempt`; something else under that name is no reason
+    to fail."""
+    app = Flask("not_wtf")
+    app.config.update(SECRET_KEY="x", SQLALCHEMY_DATABASE_URI=f"sqlite:///{tmp_path / 'c.db'}")
+    app.extensions["csrf"] = object()
+    db = SQLAlchemy()
+    db.init_app(app)
+    ChatMemory(app, db=db)
+    with app.app_context():
+        app.extensions["chatmem"].memory.create_all()
+        assert app.test_client().post(f"{TOOLS}/recall", json={}).status_code == 401
         db.engine.dispose()

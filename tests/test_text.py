@@ -78,6 +78,13 @@ def test_the_message_names_each_character_and_counts_the_rest() -> None:
     )
 
 
+def test_a_character_without_a_name_is_described_by_its_category() -> None:
+    assert text.describe(["\ue000", "\ud800", "\U000e0fff", "\x07", "\u200b"]) == (
+        "U+E000 (private use), U+D800 (surrogate), U+E0FFF (unassigned), U+0007 (control), "
+        "U+200B ZERO WIDTH SPACE"
+    )
+
+
 def test_every_control_format_private_and_separator_code_point_is_covered() -> None:
     """The ranges in text.py against Python's own Unicode database."""
     categories = {"Cc", "Cf", "Co", "Cs", "Zl", "Zp"}
@@ -90,6 +97,20 @@ def test_every_control_format_private_and_separator_code_point_is_covered() -> N
         and not text.hidden_characters("x" + chr(code))  # emoji selectors need a base
     ]
     assert missed == []
+
+
+def test_the_noncharacters_of_every_plane_are_refused() -> None:
+    """U+FFFE and U+FFFF of all 17 planes: unassigned (Cn), so the test above misses them."""
+    for plane in range(17):
+        for last in (0xFFFE, 0xFFFF):
+            char = chr(plane * 0x10000 + last)
+            assert text.hidden_characters(f"x{char}y") == [char], f"U+{ord(char):04X}"
+
+
+def test_a_range_table_becomes_a_character_class_of_exactly_its_code_points() -> None:
+    """The ranges are compiled into the three patterns at import: how one is written."""
+    pattern = re.compile(f"[{text._char_class([(0x41, 0x41), (0x61, 0x63)])}]")
+    assert pattern.findall("ABC Xabcd@`") == ["A", "a", "b", "c"]
 
 
 def test_newline_and_tab_pass_and_crlf_becomes_lf() -> None:
@@ -115,6 +136,7 @@ def test_nfc() -> None:
         "café, naïve, Ångström, Kadıköy, Łódź, straße",
         "Latency is 300μs; the resistor is 5kΩ; 10с по-русски",
         "Wi-Fi-сеть and iPhone-ом are two words each",
+        "config_файл and файл_config: the underscore separates words too",
         "I ❤️ emoji 👍🏽 🇫🇷 ✌︎",
         "Non-breaking\u00a0space and ideographic\u3000space are visible spacing",
     ],
@@ -130,6 +152,8 @@ def test_real_text_in_any_script_passes(ordinary: str) -> None:
         ("blo\u0441k", "U+0441"),  # Cyrillic es
         ("ign\u03bfre", "U+03BF"),  # Greek omicron
         ("\u0399gnore", "U+0399"),  # Greek capital iota
+        ("\u0399GNORE", "U+0399"),  # a word of capital letters only
+        ("update_p\u043est", "U+043E"),  # "_" separates words: "p\u043est" is one
         ("p\uff41ssword", "U+FF41"),  # fullwidth a
         ("\U0001d429assword", "U+1D429"),  # mathematical bold p
         ("update-p\u043est", "U+043E"),  # a guardrail target that would never match
@@ -145,6 +169,8 @@ def test_a_run_of_emoji_selectors_is_hidden_data() -> None:
     assert text.check_field("text", "love \u2764\ufe0f") == "love \u2764\ufe0f"
     assert refused("text", "\u2764\ufe0f\ufe0f\ufe0f")["code_points"] == ["U+FE0F"]
     assert refused("text", "\ufe0fstart")["code_points"] == ["U+FE0F"]
+    assert refused("text", "after a space \ufe0e")["code_points"] == ["U+FE0E"]
+    assert refused("text", "a line\n\ufe0f")["code_points"] == ["U+FE0F"]
 
 
 def test_visible_and_for_agents() -> None:
@@ -271,3 +297,9 @@ def test_guidance_refuses_a_secret_without_echoing_it_and_a_summary_redacts_it()
 def test_for_agents_is_for_text_no_person_reviews() -> None:
     transcript = "user: my key is sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv\u200b, p\u0430ssword"
     assert text.for_agents(transcript) == "user: my key is [redacted:openai_key], p<U+0430>ssword"
+
+
+def test_for_agents_never_reassembles_a_secret_split_by_invisible_characters() -> None:
+    transcript = "user: my key is sk-proj-Ab3dEf6h\u200bIj9kLm2nOp5qRs8tUv, thanks"
+    assert text.for_agents(transcript) == "user: my key is [redacted:openai_key], thanks"
+    assert "Ij9kLm2nOp5q" not in text.visible(redaction.redact(transcript))

@@ -498,3 +498,21 @@ def test_write_only_fields_reach_the_tool_and_never_the_ledger(
         "pin": "[hidden]",
         "keys": [{"label": "ci", "value": "[hidden]"}],
     }
+
+
+def test_a_memory_tools_written_field_passes_the_text_rules(
+    memory: Any, db: Any, editor: Any
+) -> None:
+    from chatmem.memory.models import Guidance
+
+    error = error_of(memory, editor, "remember", {"type": "fact", "text": "Page\u200b 4."})
+    assert error.to_dict() == {
+        "code": "invalid_params",
+        "message": "text holds invisible or control characters: U+200B ZERO WIDTH SPACE. "
+        "Remove them: a person reviewing the text could not see them.",
+        "field": "text",
+        "code_points": ["U+200B"],
+    }
+    assert db.session.query(Guidance).count() == 0
+    memory.call_tool("remember", {"type": "fact", "text": "Cafe\u0301 hours."}, user=editor)
+    assert [g.text for g in db.session.query(Guidance)] == ["Café hours."]

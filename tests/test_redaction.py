@@ -1,0 +1,236 @@
+"""The redaction step (chatmem/redaction.py) at its edges: the exact text a reader gets.
+
+tests/test_text.py plants every secret shape; these pin where each rule starts
+and stops: the shortest secret, what may come before a prefix, the length
+limits of the shapes, placeholders and prose, and the bounds on structured
+arguments.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from chatmem import redaction
+
+GITHUB = "ghp_R8tY2uI6oP0aS4dF8gH2jK6lZ0xC4vB8nM2qW"
+AWS_ID = "AKIAZX4Q7RT2WN8PLM3V"
+
+
+def test_the_shortest_secret_is_five_characters() -> None:
+    assert redaction.scan("pwd=a") == ("pwd=[redacted:password]", ["password"])
+    assert redaction.scan("pw=a") == ("pw=a", [])
+
+
+def test_a_prefix_may_follow_an_underscore_or_equals_sign_but_not_a_letter() -> None:
+    assert redaction.redact(f"deploy_{GITHUB}") == "deploy_[redacted:github_token]"
+    assert redaction.redact(f"GH={GITHUB}") == "GH=[redacted:github_token]"
+    assert redaction.redact(f"x{GITHUB}") == f"x{GITHUB}"
+    assert redaction.redact(f"9{GITHUB}") == f"9{GITHUB}"
+
+
+def test_an_anthropic_key_from_twenty_characters_after_its_prefix() -> None:
+    key = "sk-ant-" + "a1" * 10
+    assert redaction.scan(f"key {key}") == ("key [redacted:anthropic_key]", ["anthropic_key"])
+
+
+def test_an_aws_access_key_id_is_exactly_twenty_characters() -> None:
+    assert redaction.scan(f"id {AWS_ID}.") == ("id [redacted:aws_access_key].", ["aws_access_key"])
+    assert redaction.scan(f"id {AWS_ID}X.") == (f"id {AWS_ID}X.", [])
+
+
+def test_a_chatmem_token_keeps_its_dashes_and_underscores() -> None:
+    token = "cm_" + "Ab-_" * 6
+    assert redaction.redact(f"use {token} now") == "use [redacted:chatmem_token] now"
+
+
+def test_secrets_in_text_without_an_underscore_or_dash() -> None:
+    """The cheap gate before the shapes lets these through to them."""
+    bearer = "Bearer Qm9vZ2xlLXRva2VuLTQyNDI0Mg.Xy7Z"
+    assert redaction.redact(f"send {bearer} along") == "send [redacted:bearer_token] along"
+    assert redaction.redact(f"send {bearer.upper()}") == "send [redacted:bearer_token]"
+    assert redaction.redact(f"id {AWS_ID}") == "id [redacted:aws_access_key]"
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"),
+    [
+        ("passphrase", "password"),
+        ("pwd", "password"),
+        ("secretKey", "secret"),
+        ("credential", "secret"),
+        ("session_key", "token"),
+        ("accessKey", "api_key"),
+        ("Set-Cookie", "token"),
+        ("password_hash", "password"),
+        ("token_value", "token"),
+        ("api_key_b64", "api_key"),
+        ("secret_enc", "secret"),
+        ("token_expiry", None),
+        ("key_session", None),  # "sessionkey" only in that order
+        ("passport", None),
+    ],
+)
+def test_more_key_names(key: str, kind: str | None) -> None:
+    assert redaction.key_kind(key) == kind
+
+
+@pytest.mark.parametrize("value", ["null", "none", "nil", "true", "false", "undefined", "..."])
+def test_a_placeholder_under_a_secret_key_is_left_as_written(value: str) -> None:
+    assert redaction.scan(f"password={value}") == (f"password={value}", [])
+
+
+def test_prose_after_a_secret_key_is_a_plain_word_of_at_most_twenty_letters() -> None:
+    twenty = "abcdefghijklmnopqrst"
+    assert redaction.redact(f"password: {twenty} and more") == f"password: {twenty} and more"
+    assert (
+        redaction.redact(f"password: {twenty}u and more")
+        == "password: [redacted:password] and more"
+    )
+
+
+def test_structured_arguments_are_cut_at_fifty_items() -> None:
+    assert redaction.redact_value(list(range(51))) == list(range(50))
+    many = {f"k{i}": i for i in range(51)}
+    assert list(redaction.redact_value(many)) == [f"k{i}" for i in range(50)]
+
+
+def test_structured_arguments_are_cut_below_six_levels() -> None:
+    six: object = "x"
+    for _ in range(6):
+        six = [six]
+    assert redaction.redact_value(six) == six
+    assert redaction.redact_value([six]) == [[[[[[["[…]"]]]]]]]
+
+
+def test_secret_kinds_names_each_kind_once_shapes_before_keys() -> None:
+    text = f"pwd=abc1 then {GITHUB} and pwd=xyz2"
+    assert redaction.secret_kinds(text) == ["github_token", "password"]
+
+
+def test_every_secret_under_a_key_is_redacted_however_often_the_key_recurs() -> None:
+    assert (
+        redaction.redact("pwd=a1 pwd=b2 pwd=c3, password=d4 and password=e5")
+        == "pwd=[redacted:password] pwd=[redacted:password] pwd=[redacted:password], "
+        "password=[redacted:password] and password=[redacted:password]"
+    )
+
+
+def test_a_key_inside_a_redacted_value_is_not_redacted_twice() -> None:
+    assert redaction.redact('password="see token: b"') == 'password="[redacted:password]"'
+
+
+def test_a_secret_inside_the_value_of_another_key_is_found() -> None:
+    assert redaction.scan('password_policy="pwd=abc1"') == (
+        'password_policy="pwd=[redacted:password]"',
+        ["password"],
+    )
+
+
+def test_text_whose_lower_case_is_longer_is_scanned_all_the_same() -> None:
+    """ "İ".lower() is two characters: the positions of the fast path would be off."""
+    assert (
+        redaction.redact("İstanbul office: password=hunter2")
+        == "İstanbul office: password=[redacted:password]"
+    )
+    assert redaction.redact("İ" * 40 + " pwd=abc1") == "İ" * 40 + " pwd=[redacted:password]"
+
+
+def test_a_value_with_a_digit_or_symbol_is_not_prose() -> None:
+    assert redaction.redact("password: hunter2 is it") == "password: [redacted:password] is it"
+    assert redaction.redact("password: 12345 or so") == "password: 12345 or so"
+
+
+def test_next_to_an_aws_key_id_only_mixed_strings_of_forty_are_taken_for_its_secret() -> None:
+    sha = "3f786850e387550fdab836ed7e6dc881de23001b"  # a commit: lower case and digits
+    letters = "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGhIjKlMn"
+    upper = "ABCDEFGHIJ0123456789ABCDEFGHIJ0123456789"
+    digits = "0123456789" * 4
+    text = f"{AWS_ID} commit {sha} {letters} {upper} {digits}"
+    assert (
+        redaction.redact(text)
+        == f"[redacted:aws_access_key] commit {sha} {letters} {upper} {digits}"
+    )
+    assert redaction.redact(f"{AWS_ID} kV9rT2xQ/8mN4pL6zW1yB3cF5hJ7dS0aG2eU4iO6") == (
+        "[redacted:aws_access_key] [redacted:aws_secret_key]"
+    )
+
+
+def test_finish_is_applied_to_every_string_after_redaction() -> None:
+    value = {"note": "see pwd=abc1", "list": ["a", 1], "password": "x1"}
+    assert redaction.redact_value(value, finish=str.upper) == {
+        "note": "SEE PWD=[REDACTED:PASSWORD]",
+        "list": ["A", 1],
+        "password": "[redacted:password]",
+    }
+
+
+def test_dicts_are_cut_below_six_levels_too() -> None:
+    six: object = "x"
+    for _ in range(6):
+        six = {"d": six}
+    assert redaction.redact_value(six) == six
+    assert redaction.redact_value({"d": six}) == {
+        "d": {"d": {"d": {"d": {"d": {"d": {"d": "[…]"}}}}}}
+    }
+
+
+def test_json_lists_in_a_string_are_redacted_as_structure() -> None:
+    value = {"config": '[{"credentials": {"user": "ci"}, "note": "café"}]'}
+    assert redaction.redact_value(value) == {
+        "config": '[{"credentials": "[redacted:secret]", "note": "café"}]'
+    }
+
+
+def test_json_in_a_string_is_parsed_up_to_100_000_characters() -> None:
+    def sent(length: int) -> str:
+        head = '{"password":"abc1","pad":"'
+        return head + "x" * (length - len(head) - 2) + '"}'
+
+    parsed = redaction.redact_value(sent(100_000))
+    assert parsed.startswith('{"password": "[redacted:password]", "pad": "xxx')
+    scanned = redaction.redact_value(sent(100_001))
+    assert scanned.startswith('{"password":"[redacted:password]","pad":"xxx')
+
+
+def test_a_shape_is_a_kind_its_anchors_and_its_compiled_pattern() -> None:
+    """The table of shapes is built at import: how one entry is made."""
+    shape = redaction._shape("demo_key", ("dk_",), r"dk_\d+")
+    assert shape.kind == "demo_key" and shape.anchors == ("dk_",)
+    assert shape.pattern.findall("dk_1 dk_x dk_22") == ["dk_1", "dk_22"]
+
+
+@pytest.mark.parametrize(
+    "hider",
+    ["\u200b", "\u00ad", "\u2060", "\U000e0041", "\x00"],
+    ids=["zero-width space", "soft hyphen", "word joiner", "tag", "NUL"],
+)
+def test_a_secret_split_by_invisible_characters_is_found(hider: str) -> None:
+    """Dropping the invisible character later would put the secret back together."""
+    split = GITHUB[:8] + hider + GITHUB[8:]
+    assert redaction.scan(f"key {split} ok") == ("key [redacted:github_token] ok", ["github_token"])
+    assert redaction.scan(f"pass{hider}word=hunter2") == (
+        "password=[redacted:password]",
+        ["password"],
+    )
+
+
+def test_invisible_characters_are_kept_where_they_hide_no_secret() -> None:
+    """So that `text.visible` can still show them to a person."""
+    assert redaction.scan("page\u200b 4, pwd=abc1") == (
+        "page\u200b 4, pwd=[redacted:password]",
+        ["password"],
+    )
+    assert redaction.scan("page\u200b 4") == ("page\u200b 4", [])
+
+
+def test_the_ledger_shape_of_a_split_secret_is_redacted() -> None:
+    """`redact_value` with a `finish` that shows invisible text, as the ledger calls it."""
+    from chatmem import text
+
+    split = GITHUB[:8] + "\u200b" + GITHUB[8:]
+    assert redaction.redact_value(
+        {"note": f"x {split}", "page": "a\u200bb"}, finish=text.visible
+    ) == {
+        "note": "x [redacted:github_token]",
+        "page": "a<U+200B>b",
+    }

@@ -19,7 +19,7 @@ from werkzeug.wrappers import Response
 from .. import text, tokens
 from ..errors import ChatmemError, Conflict, InvalidParams, NotFound
 from ..extension import user_id_of
-from ..memory import guidance, ledger, listing, screening
+from ..memory import guidance, history, ledger, listing, screening
 from ..memory.models import ApiToken, Guidance, Session
 from ..memory.screening import Flag
 from ..memory.settings import SETTINGS
@@ -72,6 +72,8 @@ def index() -> ResponseReturnValue:
         page = listing.guidance_page(db, tab, request.args.get("page"), counts[tab])
         sources = listing.sessions_by_id(db, (e.session_id for e in page.items))
     dry_runs = {}
+    # Who rejected each entry on the Rejected tab, when, and why.
+    rejected = guidance.rejections(db, (e.id for e in page.items)) if tab == "rejected" else {}
     if tab == "pending":
         # Fresh, not stored: the active guidance may have changed since the proposal.
         flags = memory().screen_entries(page.items)
@@ -89,6 +91,8 @@ def index() -> ResponseReturnValue:
         sources=sources,
         flags=flags,
         dry_runs=dry_runs,
+        rejected=rejected,
+        refuses_rejected=memory().config("CHATMEM_REJECTED_REPROPOSALS") == "refuse",
         snapshot=memory().snapshot(),
         block=memory().block(),
         token_state=tokens.state_of,
@@ -108,6 +112,28 @@ def session_record(session_id: str) -> ResponseReturnValue:
         record=record,
         rows=ledger.entries(db, session_id),
         proposed=listing.proposed_in(db, session_id),
+        **helpers(),
+    )
+
+
+@bp.get("/guidance/<int:entry_id>")
+@admin_only(changes_state=False)
+def entry_history(entry_id: int) -> ResponseReturnValue:
+    """One entry's page: every version with a diff, its audit trail, hits and session."""
+    db = memory().db
+    entry = db.session.get(Guidance, entry_id)
+    if entry is None:
+        return error_response(NotFound("No such entry."))
+    events = guidance.events(db, entry_id)
+    return render_template(
+        "chatmem/entry.html",
+        entry=entry,
+        versions=list(reversed(history.versions(entry, events))),
+        events=events,
+        describe=history.describe,
+        action_labels=history.ACTION_LABELS,
+        status_words=history.STATUS_WORDS,
+        source=db.session.get(Session, entry.session_id) if entry.session_id else None,
         **helpers(),
     )
 
@@ -192,6 +218,8 @@ def bulk() -> ResponseReturnValue:
         if action not in ("approve", "reject"):
             raise InvalidParams("action must be approve or reject.", details={"field": "action"})
         ids = _bulk_ids(form.getlist("id"))
+        # One reason for every ticked entry, checked once: a bad one rejects nothing.
+        reason = guidance.checked_reason(form.get("reason")) if action == "reject" else None
     except ChatmemError as error:
         return _failed(error, "pending")
     done: list[int] = []
@@ -199,7 +227,7 @@ def bulk() -> ResponseReturnValue:
     for entry_id in ids:
         try:
             version = _version({"version": form.get(f"version-{entry_id}")}, required=True)
-            _apply(entry_id, action, {}, version)
+            _apply(entry_id, action, {"reason": reason}, version)
             done.append(entry_id)
         except ChatmemError as error:
             failed.append({"id": entry_id, **error.to_dict()})
@@ -308,8 +336,12 @@ def _apply(
         )
         state = "on: injected and enforced" if entry.enabled else "off: kept, not injected"
         return entry, f"“{entry.title}” is {state}."
+    if action == "reject":
+        entry = guidance.reject(
+            db, entry_id, actor_id=actor, expected_version=version, reason=fields.get("reason")
+        )
+        return entry, f"Rejected “{entry.title}”."
     step = {
-        "reject": (guidance.reject, "Rejected “{}”."),
         "trash": (guidance.trash, "Moved “{}” to the trash."),
         "restore": (guidance.restore, "Restored “{}”."),
     }[action]

@@ -35,6 +35,8 @@ ACTION_LABELS = {
 }
 STATUS_WORDS = {"publish": "active", "pending": "pending", "rejected": "rejected", "trash": "trash"}
 _WORDS = re.compile(r"(\s+)")
+# Below this share of words in common a change is shown as a rewrite, not word by word.
+REWRITE = 0.4
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class Change:
         old, new = _WORDS.split(self.before or ""), _WORDS.split(self.after or "")
         pieces: list[tuple[str, str]] = []
         matcher = SequenceMatcher(a=old, b=new, autojunk=False)
+        if matcher.ratio() < REWRITE:  # rewritten: one old block, one new, reads better
+            return [p for p in (("del", self.before or ""), ("ins", self.after or "")) if p[1]]
         for op, a1, a2, b1, b2 in matcher.get_opcodes():
             if op == "equal":
                 pieces.append(("same", "".join(old[a1:a2])))
@@ -101,9 +105,9 @@ def _changes(detail: Any) -> list[Change] | None:
     if not isinstance(detail, dict):
         return None
     return [
-        Change(name, value[0], value[1])
-        for name, value in detail.items()
-        if name in EDITABLE and isinstance(value, list) and len(value) == 2
+        Change(name, detail[name][0], detail[name][1])
+        for name in EDITABLE
+        if isinstance(detail.get(name), list) and len(detail[name]) == 2
     ]
 
 

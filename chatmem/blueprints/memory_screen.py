@@ -10,6 +10,7 @@ revision bump and the version check are the domain's, not this page's.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from flask import Blueprint, flash, jsonify, render_template, request, url_for
@@ -17,10 +18,10 @@ from flask.typing import ResponseReturnValue
 from werkzeug.wrappers import Response
 
 from .. import text, tokens
-from ..errors import ChatmemError, Conflict, InvalidParams, NotFound
+from ..errors import ChatmemError, Conflict, InvalidParams, NotFound, PayloadTooLarge
 from ..extension import user_id_of
-from ..memory import guidance, history, ledger, listing, screening
-from ..memory.models import ApiToken, Guidance, Session
+from ..memory import guidance, history, ledger, listing, screening, transfer
+from ..memory.models import STATUSES, ApiToken, Guidance, Session, utcnow
 from ..memory.screening import Flag
 from ..memory.settings import SETTINGS
 from .screen_access import (
@@ -93,6 +94,7 @@ def index() -> ResponseReturnValue:
         dry_runs=dry_runs,
         rejected=rejected,
         refuses_rejected=memory().config("CHATMEM_REJECTED_REPROPOSALS") == "refuse",
+        upload_max_mb=transfer.UPLOAD_MAX_BYTES // (1024 * 1024),
         snapshot=memory().snapshot(),
         block=memory().block(),
         token_state=tokens.state_of,
@@ -239,6 +241,69 @@ def bulk() -> ResponseReturnValue:
     noun = "entry" if len(done) == 1 else "entries"
     message, category = f"{verb} {len(done)} {noun}.", "ok" if done else "error"
     return flash_back(message, category, _tab(form.get("tab") or "pending"), form.get("page"))
+
+
+@bp.get("/export")
+@admin_only(changes_state=False)
+def export() -> ResponseReturnValue:
+    """The guidance (`?status=` repeated to narrow it) as a memory-export.v1 JSON download."""
+    wanted = [s for s in request.args.getlist("status") if s] or list(STATUSES)
+    if not set(wanted) <= set(STATUSES):
+        return error_response(
+            InvalidParams(
+                f"status must be one of {', '.join(STATUSES)}.", details={"field": "status"}
+            )
+        )
+    mem = memory()
+    document = transfer.export_document(
+        mem.db, wanted, server_name=mem.server_name, name_of=helpers()["user_name"]
+    )
+    body = json.dumps(document, ensure_ascii=False, indent=2)
+    name = f"chatmem-memory-{utcnow():%Y-%m-%d}.json"
+    return Response(
+        body,
+        mimetype="application/json",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+@bp.post("/import")
+@admin_only(changes_state=True)
+def import_memory() -> ResponseReturnValue:
+    """An uploaded export: all or nothing, pending unless "keep their status" is ticked."""
+    upload = request.files.get("file")
+    try:
+        if upload is None or not upload.filename:
+            raise InvalidParams("Choose a file to import.", details={"field": "file"})
+        result = transfer.import_document(
+            memory().db,
+            transfer.parse(upload.read()),
+            actor_id=_actor_id(),
+            keep_status=_bool_field(request.form.get("keep_status")),
+        )
+    except ChatmemError as error:
+        return _failed(error, "pending")
+    count = len(result.imported)
+    message = f"Imported {count} entr{'y' if count == 1 else 'ies'} ({result.status})."
+    if result.skipped:
+        message += f" Skipped {len(result.skipped)} whose text is already here."
+    if wants_json():
+        return jsonify(
+            {"ok": True, "imported": result.imported, "skipped": result.skipped, "message": message}
+        )
+    return flash_back(message, "ok", "active" if result.status != "pending" else "pending")
+
+
+@bp.before_request
+def _upload_limit() -> ResponseReturnValue | None:
+    """The Import form's file is read only up to transfer.UPLOAD_MAX_BYTES."""
+    if request.endpoint != "chatmem_memory.import_memory":
+        return None
+    request.max_content_length = transfer.UPLOAD_MAX_BYTES
+    if (request.content_length or 0) > transfer.UPLOAD_MAX_BYTES:
+        limit = transfer.UPLOAD_MAX_BYTES // (1024 * 1024)
+        return error_response(PayloadTooLarge(f"The file is larger than {limit} MB."))
+    return None
 
 
 @bp.post("/settings")

@@ -273,6 +273,11 @@ def _new_entry(fields: Mapping[str, Any], *, status: str, origin: str) -> Guidan
     )
 
 
+def checked_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A whole entry's fields (an import's, say) through the rules of the add form."""
+    return _checked(fields, partial=False)
+
+
 def _checked(fields: Mapping[str, Any], *, partial: bool) -> dict[str, Any]:
     """Validate admin-written fields (agents' fields pass the tool schema)."""
     unknown = set(fields) - set(EDITABLE)

@@ -86,8 +86,8 @@ def test_every_version_with_its_diff_who_and_when(app: Flask, client: FlaskClien
         ("1", "Proposed", "editor"),
     ]
     assert (
-        '<dt>text</dt> <dd class="cm-diff"><span>Never edit the </span><del>checkout</del>'
-        "<ins>cart</ins><span> page.</span></dd>"
+        '<dt>text</dt> <dd class="cm-diff"><span>Never edit the </span><del>checkout </del>'
+        "<ins>cart </ins><span>page.</span></dd>"
     ) in html
     # Agent-written markup in a diff is text, never markup.
     assert "<ins>page &lt;b&gt;in December&lt;/b&gt;.</ins>" in html
@@ -106,7 +106,9 @@ def test_every_version_with_its_diff_who_and_when(app: Flask, client: FlaskClien
         ("Edited", "admin"),
         ("Approved", "admin"),
     ]
-    assert trail.count("changed title, text") == 2, "a derived title follows the text"
+    assert trail.count("changed title, text") == 2
+    # A title derived from the text follows it: its diff would only repeat the text's.
+    assert html.count("<dt>title</dt>") == 1
     assert "refused 1 call, last" in html
     assert f'href="/chatmem/memory/guidance/{entry_id}/hits"' in html
     assert re.search(r'href="/chatmem/memory/sessions/[^"]+">editor \(python\)', html)
@@ -129,7 +131,7 @@ def test_an_edit_without_recorded_changes_shows_no_diff(app: Flask, client: Flas
 
     entry_id = work(app, seed)
     html = squash(history(client, entry_id))
-    assert "Version 3 · Edited" in html and "<del>20%</del><ins>21%</ins>" in html
+    assert "Version 3 · Edited" in html and "<del>20% </del><ins>21% </ins>" in html
     assert "This edit did not record what it changed: no diff." in html
     assert "The text of this version is not known" in html, "version 1 is not guessed"
     assert "Version 1 · Added by hand by admin" in html

@@ -17,7 +17,7 @@ from datetime import datetime
 from difflib import SequenceMatcher
 from typing import Any
 
-from .guidance import EDITABLE
+from .guidance import EDITABLE, default_title
 from .models import Guidance, GuidanceEvent
 
 # How each action reads in the trail.
@@ -34,7 +34,9 @@ ACTION_LABELS = {
     "restore": "Restored",
 }
 STATUS_WORDS = {"publish": "active", "pending": "pending", "rejected": "rejected", "trash": "trash"}
-_WORDS = re.compile(r"(\s+)")
+# Words with the spaces after them (and leading space on its own), so a change
+# reads "~~old words ~~new words " rather than gluing words together.
+_WORDS = re.compile(r"\s+|\S+\s*")
 # Below this share of words in common a change is shown as a rewrite, not word by word.
 REWRITE = 0.4
 
@@ -47,7 +49,7 @@ class Change:
 
     def diff(self) -> list[tuple[str, str]]:
         """(op, text) pieces, op "same", "del" or "ins", word by word; the page escapes them."""
-        old, new = _WORDS.split(self.before or ""), _WORDS.split(self.after or "")
+        old, new = _WORDS.findall(self.before or ""), _WORDS.findall(self.after or "")
         pieces: list[tuple[str, str]] = []
         matcher = SequenceMatcher(a=old, b=new, autojunk=False)
         if matcher.ratio() < REWRITE:  # rewritten: one old block, one new, reads better
@@ -96,9 +98,26 @@ def versions(entry: Guidance, events: Sequence[GuidanceEvent]) -> list[Version]:
         None,
     )
     return [first] + [
-        Version(number, event.at, event.actor_id, "edit", fields, changes)
+        Version(number, event.at, event.actor_id, "edit", fields, _shown(changes))
         for number, (event, fields, changes) in enumerate(edits, start=2)
     ]
+
+
+def _shown(changes: list[Change] | None) -> list[Change] | None:
+    """The changes worth showing: a title derived from the text only repeats the text's diff."""
+    if not changes:
+        return changes
+    text = next((c for c in changes if c.field == "text"), None)
+
+    def follows_text(change: Change) -> bool:
+        return (
+            text is not None
+            and change.field == "title"
+            and change.before == default_title(text.before or "")
+            and change.after == default_title(text.after or "")
+        )
+
+    return [change for change in changes if not follows_text(change)]
 
 
 def _changes(detail: Any) -> list[Change] | None:

@@ -12,6 +12,7 @@ import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from flask.testing import FlaskClient
 from jsonschema import Draft202012Validator
 from sqlalchemy import select
 
-from chatmem.memory import guidance, transfer
+from chatmem.memory import guidance, history, transfer
 from chatmem.memory.models import Guidance, GuidanceEvent
 from tests.conftest import dispose
 from tests.hostapp import USERS, create_host_app
@@ -152,6 +153,7 @@ def test_import_defaults_to_pending_and_skips_text_already_here(app: Flask) -> N
         )
         trail = [(e.action, e.actor_id, e.detail) for e in guidance.events(db, new)]
         assert trail[-1] == ("import", "1", {"status": "pending", "was": "publish"})
+        assert history.describe(guidance.events(db, new)[-1]) == "pending (was active)"
         # The local active entry was not touched.
         assert db.session.get(Guidance, ids["active"]).version == 3
 
@@ -211,10 +213,15 @@ def client(app: Flask) -> Iterator[FlaskClient]:
 
 
 def upload(client: FlaskClient, body: bytes, **form: str) -> Any:
-    data = {"csrf_token": token(client), "file": (io.BytesIO(body), "memory.json"), **form}
-    return client.post(
-        f"{SCREEN}/import", data=data, headers=JSON, content_type="multipart/form-data"
-    )
+    """POST the Import form; the answer's status and JSON (the response is closed)."""
+    data: dict[str, Any] = {"csrf_token": token(client), "file": (io.BytesIO(body), "m.json")}
+    with client.post(
+        f"{SCREEN}/import",
+        data=data | form,
+        headers=JSON,
+        content_type="multipart/form-data",
+    ) as response:
+        return SimpleNamespace(status_code=response.status_code, json=response.get_json())
 
 
 def test_the_screen_exports_and_imports(app: Flask, client: FlaskClient) -> None:
@@ -242,17 +249,29 @@ def test_the_screen_import_is_refused_without_csrf_a_file_or_over_the_limit(
     seed(app)
     body = client.get(f"{SCREEN}/export").data.replace(b"Prices", b"Costs")
     before = state(app)
-    no_csrf = client.post(
+    with client.post(
         f"{SCREEN}/import",
         data={"file": (io.BytesIO(body), "m.json")},
         content_type="multipart/form-data",
-    )
-    assert no_csrf.status_code in (400, 403)
+    ) as no_csrf:
+        assert no_csrf.status_code in (400, 403)
     assert upload(client, b"", file="").status_code == 400
-    big = b" " * (transfer.UPLOAD_MAX_BYTES + 1)
-    too_big = upload(client, big)
-    assert too_big.status_code == 413
-    assert too_big.json["error"]["code"] == "payload_too_large"
+    # Encoded here, as a browser would: the test client would spool it to a file it never closes.
+    boundary = "cm-boundary"
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="csrf_token"\r\n\r\n'
+        f"{token(client)}\r\n--{boundary}\r\n"
+        'Content-Disposition: form-data; name="file"; filename="m.json"\r\n\r\n'
+    )
+    big = head.encode() + b" " * transfer.UPLOAD_MAX_BYTES + f"\r\n--{boundary}--\r\n".encode()
+    with client.post(
+        f"{SCREEN}/import",
+        data=big,
+        headers=JSON,
+        content_type=f"multipart/form-data; boundary={boundary}",
+    ) as too_big:
+        assert too_big.status_code == 413
+        assert too_big.get_json()["error"]["code"] == "payload_too_large"
     assert state(app) == before
     with app.test_client() as editor:
         login(editor, "editor")

@@ -275,9 +275,13 @@ def import_memory() -> ResponseReturnValue:
     try:
         if upload is None or not upload.filename:
             raise InvalidParams("Choose a file to import.", details={"field": "file"})
+        try:
+            raw = upload.read()
+        finally:
+            upload.close()  # a large upload is spooled to a temporary file: free it now
         result = transfer.import_document(
             memory().db,
-            transfer.parse(upload.read()),
+            transfer.parse(raw),
             actor_id=_actor_id(),
             keep_status=_bool_field(request.form.get("keep_status")),
         )

@@ -144,7 +144,9 @@ def describe(event: GuidanceEvent) -> str:
     elif detail.get("flags"):
         parts.append("flagged: " + ", ".join(map(str, detail["flags"])))
     if event.action in ("propose", "restore", "import") and detail.get("status"):
-        parts.append(STATUS_WORDS.get(str(detail["status"]), str(detail["status"])))
+        status = STATUS_WORDS.get(str(detail["status"]), str(detail["status"]))
+        was = detail.get("was")
+        parts.append(f"{status} (was {STATUS_WORDS.get(str(was), str(was))})" if was else status)
     if event.action == "import" and detail.get("source"):
         parts.append(f"from {detail['source']}")
     return "; ".join(parts)

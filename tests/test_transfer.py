@@ -179,14 +179,14 @@ def test_import_defaults_to_pending_and_skips_text_already_here(app: Flask) -> N
     ],
 )
 def test_a_bad_entry_is_refused_by_name_and_nothing_is_written(
-    app: Flask, change: Any, says: str
+    app: Flask, change: Any, says: str, tmp_path: Path
 ) -> None:
     seed(app)
     document = json.loads(cli(app, "export").stdout)
     for entry in document["entries"]:
         entry["text"] += " (copy)"  # new text: every entry would be imported
     change(document["entries"][2])
-    path = Path(app.instance_path).parent / "bad.json"
+    path = tmp_path / "bad.json"
     path.write_text(json.dumps(document))
     before = state(app)
     result = cli(app, "import", str(path))

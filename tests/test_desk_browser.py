@@ -109,7 +109,8 @@ def test_the_history_page_from_a_row(app: Flask, page: Any) -> None:  # noqa: F8
 
     # At 375 px the page and the Rejected tab fit: nothing scrolls sideways.
     page.set_viewport_size({"width": 375, "height": 800})
-    for url in (f"/chatmem/memory/guidance/{ids['rule']}", "/chatmem/memory?tab=pending"):
+    history_url = f"/chatmem/memory/guidance/{ids['rule']}"
+    for url in (history_url, "/chatmem/memory?tab=pending", "/chatmem/memory?tab=rejected"):
         page.goto(url)
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"{url} scrolls sideways by {overflow} px at 375 px"

@@ -211,3 +211,14 @@ def test_refuse_answers_invalid_params_and_stores_nothing(refusing: Flask) -> No
     assert counts(app) == before, "neither the other takeaway nor the summary was stored"
     # Text nobody rejected still goes through.
     assert remember(app, "Footer lives in post 9.")["status"] == "pending"
+
+
+def test_a_reason_is_shown_as_text_never_markup(app: Flask, client: FlaskClient) -> None:
+    (first,) = seed(app, "Checkout is page 42.")
+    reject(client, app, first, '<img src=x onerror="alert(1)"> wrong page')
+    html = client.get(f"{SCREEN}?tab=rejected").get_data(as_text=True)
+    assert "&lt;img src=x onerror=&#34;alert(1)&#34;&gt; wrong page" in html
+    assert "<img src=x" not in html
+    remember(app, "Checkout is page 42.")
+    pending = client.get(f"{SCREEN}?tab=pending").get_data(as_text=True)
+    assert "by admin: &lt;img src=x" in pending and "<img src=x" not in pending

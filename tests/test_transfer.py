@@ -126,6 +126,16 @@ def test_round_trip_gives_the_same_document_except_ids(
         assert [(e.action, e.actor_id, e.detail["imported"]) for e in site] == [
             ("import", ACTOR, [1, 2, 3, 4, 5])
         ]
+        rule = memory.db.session.scalar(
+            select(Guidance.id).where(Guidance.text == "Never edit the cart page.")
+        )
+    # The copy's history page tells its whole story; its session stayed on the other site.
+    with fresh.test_client() as client:
+        login(client, "admin")
+        page = client.get(f"{SCREEN}/guidance/{rule}").get_data(as_text=True)
+    assert "(not on this site)" in page
+    assert "<del>checkout </del><ins>cart </ins>" in page
+    assert "<strong>Approved</strong> by admin" in page
 
 
 def test_import_defaults_to_pending_and_skips_text_already_here(app: Flask) -> None:

@@ -21,6 +21,7 @@ from flask.testing import FlaskClient
 from jsonschema import Draft202012Validator
 from sqlalchemy import select
 
+from chatmem import InvalidParams
 from chatmem.memory import guidance, history, transfer
 from chatmem.memory.models import Guidance, GuidanceEvent
 from tests.conftest import dispose
@@ -288,3 +289,20 @@ def test_the_screen_import_is_refused_without_csrf_a_file_or_over_the_limit(
         assert editor.get(f"{SCREEN}/export").status_code == 403
     assert upload(client, body).status_code == 200, "the same file, with a token, works"
     assert USERS
+
+
+def test_the_first_bad_entry_in_the_file_is_the_one_named(app: Flask) -> None:
+    seed(app)
+    document = json.loads(cli(app, "export").stdout)
+    template = document["entries"][0]
+    document["entries"] = [
+        copy.deepcopy(template) | {"id": 100 + n, "text": f"Fact number {n}."} for n in range(12)
+    ]
+    document["entries"][10]["type"] = "rumour"
+    document["entries"][1]["severity"] = "loud"
+    with app.app_context(), pytest.raises(InvalidParams) as caught:
+        transfer.import_document(app.extensions["test_host"]["db"], document, actor_id="1")
+    assert caught.value.message.startswith(
+        "Not a chatmem memory export (version 1): entry 2 (#101 “Prices include VAT.”), at severity"
+    )
+    assert caught.value.details == {"path": "entries/1/severity"}

@@ -198,9 +198,7 @@ def import_document(
 
 
 def _validate(document: Any) -> None:
-    errors = sorted(
-        Draft202012Validator(schema()).iter_errors(document), key=lambda e: list(e.absolute_path)
-    )
+    errors = sorted(Draft202012Validator(schema()).iter_errors(document), key=_place)
     if not errors:
         return
     error = errors[0]
@@ -213,6 +211,11 @@ def _validate(document: Any) -> None:
         "Nothing was imported.",
         details={"path": "/".join(str(p) for p in path)},
     )
+
+
+def _place(error: Any) -> tuple[tuple[int, int, str], ...]:
+    """Sort key: the error nearest the top of the file first (list indexes as numbers)."""
+    return tuple((0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in error.absolute_path)
 
 
 def _checked_entry(index: int, row: Mapping[str, Any]) -> dict[str, Any]:

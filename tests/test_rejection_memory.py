@@ -222,3 +222,29 @@ def test_a_reason_is_shown_as_text_never_markup(app: Flask, client: FlaskClient)
     remember(app, "Checkout is page 42.")
     pending = client.get(f"{SCREEN}?tab=pending").get_data(as_text=True)
     assert "by admin: &lt;img src=x" in pending and "<img src=x" not in pending
+
+
+def test_refuse_is_the_same_over_rest(refusing: Flask) -> None:
+    """One path for every channel: REST answers 400 invalid_params, and stores nothing."""
+    from chatmem import tokens
+
+    app = refusing
+    (first,) = seed(app, "Checkout is page 42.")
+    with app.app_context():
+        memory = app.extensions["test_host"]["memory"]
+        guidance.reject(memory.db, first, actor_id="1", reason="Moved.")
+        plain = tokens.issue(memory, USERS["editor"], name="rest")[1]
+        memory.db.session.remove()
+    before = counts(app)
+    with app.test_client() as rest:
+        response = rest.post(
+            "/chatmem/api/tools/remember",
+            json={"type": "fact", "text": "Checkout is page 42."},
+            headers={"Authorization": f"Bearer {plain}"},
+        )
+    assert response.status_code == 400
+    error = response.json["error"]
+    assert error["code"] == "invalid_params"
+    assert error["message"].startswith(f"The same text was rejected on {TODAY} by admin: Moved.")
+    assert error["flags"][0]["code"] == "rejected_before"
+    assert counts(app) == before

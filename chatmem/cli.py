@@ -11,11 +11,14 @@ from flask.cli import AppGroup
 
 from . import tokens
 from .cli_guidance import guidance_cli
+from .cli_transfer import export, import_
 from .errors import ChatmemError, NotFound
 from .memory.models import utcnow
 
 chatmem_cli = AppGroup("chatmem", help="chatmem project memory.")
 chatmem_cli.add_command(guidance_cli)
+chatmem_cli.add_command(export)
+chatmem_cli.add_command(import_)
 
 
 def _memory():  # type: ignore[no-untyped-def]

@@ -8,6 +8,7 @@ refused with `conflict` if the entry changed since the command read it.
 
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 from collections.abc import Callable
@@ -78,7 +79,11 @@ def show(entry_id: int) -> None:
     entry = _get(entry_id)
     click.echo(_describe(entry))
     for event in guidance.events(memory.db, entry.id):
-        click.echo(f"  {_when(event.at)}  {event.action}  by {actor_name(memory, event.actor_id)}")
+        reason = guidance.reason_of(event)
+        click.echo(
+            f"  {_when(event.at)}  {event.action}  by {actor_name(memory, event.actor_id)}"
+            + (f"  (reason: {_plain(reason)})" if reason else "")
+        )
 
 
 @guidance_cli.command("approve")
@@ -90,9 +95,10 @@ def approve(entry_id: int) -> None:
 
 @guidance_cli.command("reject")
 @click.argument("entry_id", type=int)
-def reject(entry_id: int) -> None:
+@click.option("--reason", default=None, help="Why (shown to whoever proposes the same text).")
+def reject(entry_id: int, reason: str | None) -> None:
     """Reject pending entry ENTRY_ID (its audit trail stays)."""
-    _act(entry_id, "Rejecting", guidance.reject, "rejected")
+    _act(entry_id, "Rejecting", functools.partial(guidance.reject, reason=reason), "rejected")
 
 
 @guidance_cli.command("trash")

@@ -156,6 +156,13 @@ SETTINGS: dict[str, Setting] = {
         "would have refused).",
         integer(1),
     ),
+    "CHATMEM_REJECTED_REPROPOSALS": Setting(
+        "flag",
+        "What happens when an agent proposes text a curator rejected before (folded as for "
+        "de-duplication): `flag` stores it pending with a `rejected_before` flag saying when, "
+        "by whom and why; `refuse` answers `invalid_params` and stores nothing.",
+        choice("flag", "refuse"),
+    ),
     "CHATMEM_LICENSE_ACTIVE": Setting(
         True, "The licence state used when the host registers no `license_checker`."
     ),

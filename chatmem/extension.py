@@ -318,11 +318,16 @@ class ChatMemory:
     ) -> list[_screening.Flag]:
         """Poisoning flags for a proposal (or an edit of entry `entry_id`), fresh."""
         index = self._screening(snapshot)
-        return _screening.screen(self.db, fields, index, entry_id=entry_id)
+        return _screening.screen(
+            self.db, fields, index, entry_id=entry_id, name_of=self._actor_name
+        )
 
     def screen_entries(self, entries: list[Any]) -> dict[int, list[_screening.Flag]]:
         """Poisoning flags for stored proposals (the pending tab), fresh."""
-        return _screening.screen_entries(self.db, entries, self._screening())
+        return _screening.screen_entries(self.db, entries, self._screening(), self._actor_name)
+
+    def _actor_name(self, actor_id: str | None) -> str:
+        return actor_name(self, actor_id)
 
     def _screening(self, snapshot: _settings.Snapshot | None = None) -> _screening.ActiveIndex:
         """Active guidance indexed for screening, at the current revision.

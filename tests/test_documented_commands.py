@@ -45,9 +45,11 @@ from typing import Any
 
 import httpx2
 import pytest
+from jsonschema import Draft202012Validator
 from sqlalchemy import create_engine, text
 
 from chatmem import migrate
+from chatmem.memory import transfer
 from tests.conftest import reset_demo_database
 from tests.documented import NOT_COMMANDS, ROOT, Block, all_blocks, markdown_blocks
 from tests.fake_llm import (
@@ -559,6 +561,28 @@ def check_guidance(runner: Runner, command: str, ran: Ran) -> None:
     assert actor == [(f"cli:{getpass.getuser()}",)]
 
 
+def check_memory_export(runner: Runner, command: str, ran: Ran) -> None:
+    """The file it wrote is a valid v1 export holding every entry (of the statuses asked)."""
+    target = re.search(r">\s*(\S+)", command)[1]  # type: ignore[index]
+    document = json.loads((runner.shell.cwd / target).read_text())
+    Draft202012Validator(transfer.schema()).validate(document)
+    statuses = re.findall(r"--status\s+(\w+)", command)
+    where = f" WHERE status IN ({', '.join(repr(s) for s in statuses)})" if statuses else ""
+    count = runner.sql(f"SELECT count(*) FROM chatmem_guidance{where}")[0][0]
+    assert len(document["entries"]) == count, ran.explain()
+    assert f"Exported {count} entr" in ran.stderr, ran.explain()
+
+
+def check_memory_import(runner: Runner, command: str, ran: Ran) -> None:
+    """Every entry of the file is either imported or reported as already here."""
+    source = re.search(r"chatmem import\s+(\S+)", command)[1]  # type: ignore[index]
+    entries = json.loads((runner.shell.cwd / source).read_text())["entries"]
+    imported = re.match(r"Imported (\d+) entr", ran.stdout)
+    assert imported, ran.explain()
+    skipped = ran.stdout.count("\nSkipped entry ")
+    assert int(imported[1]) + skipped == len(entries), ran.explain()
+
+
 def check_curl(runner: Runner, command: str, ran: Ran) -> None:
     """The answer is what the REST section says: the tool list, or the tool's result."""
     answer = json.loads(ran.stdout)
@@ -707,6 +731,8 @@ RULES: list[Rule] = [
     Rule("db revision", _chatmem("db revision"), check_db_revision),
     Rule("sweep", _chatmem("sweep"), check_sweep),
     Rule("guidance", _chatmem("guidance"), check_guidance),
+    Rule("memory export", _chatmem("export"), check_memory_export),
+    Rule("memory import", _chatmem("import"), check_memory_import),
     Rule("curl", re.compile(r"^curl\s"), check_curl),
     Rule("python script", re.compile(r"(^|[\s/])python3?\s+\S+\.py\b"), check_script),
 ]

@@ -13,7 +13,9 @@ without CSRF. MCP and REST never take the cookie.
 
 from __future__ import annotations
 
+import io
 import itertools
+import json
 import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -163,10 +165,12 @@ class ScreenRequest:
     endpoint: str
     method: str
     path: str
-    form: tuple[tuple[str, str], ...]
+    form: tuple[tuple[str, Any], ...]
 
     def send(self, client: FlaskClient, headers: dict[str, str], csrf: str | None) -> Any:
-        data = MultiDict([*self.form, *([("csrf_token", csrf)] if csrf else [])])
+        # An upload, (bytes, filename), is a fresh file on every send.
+        form = [(k, (io.BytesIO(v[0]), v[1]) if isinstance(v, tuple) else v) for k, v in self.form]
+        data = MultiDict([*form, *([("csrf_token", csrf)] if csrf else [])])
         response = client.open(self.path, method=self.method, data=data, headers=headers)
         response.close()
         return response
@@ -202,7 +206,42 @@ def _form(site: Site, ids: dict[str, Any], endpoint: str, values: dict[str, Any]
         return form
     if name == "settings":
         return [("name", "require_approval"), ("value", "false")]
+    if name == "import_memory":
+        return [("file", (_export_file(), "memory.json"))]
     return []
+
+
+def _export_file() -> bytes:
+    """A memory export with one entry this site does not have."""
+    when = "2026-11-30T12:00:00.000000Z"
+    entry = {
+        "id": 1,
+        "type": "fact",
+        "title": "Imported fact.",
+        "text": "Imported fact.",
+        "scope": None,
+        "target": None,
+        "severity": None,
+        "status": "publish",
+        "enabled": True,
+        "origin": "admin",
+        "session_id": None,
+        "created_by": "1",
+        "created_at": when,
+        "approved_by": "1",
+        "approved_at": when,
+        "updated_at": when,
+        "version": 1,
+        "events": [],
+    }
+    document = {
+        "format": "chatmem-memory-export",
+        "version": 1,
+        "server_name": "elsewhere",
+        "actors": {"1": "admin"},
+        "entries": [entry],
+    }
+    return json.dumps(document).encode()
 
 
 def screen_requests(site: Site, ids: dict[str, Any]) -> list[ScreenRequest]:

@@ -10,6 +10,7 @@ revision bump and the version check are the domain's, not this page's.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from flask import Blueprint, flash, jsonify, render_template, request, url_for
@@ -18,10 +19,10 @@ from flask_wtf.csrf import CSRFError
 from werkzeug.wrappers import Response
 
 from .. import inputs, text, tokens
-from ..errors import ChatmemError, Conflict, Forbidden, InvalidParams, NotFound
+from ..errors import ChatmemError, Conflict, Forbidden, InvalidParams, NotFound, PayloadTooLarge
 from ..extension import user_id_of
-from ..memory import guidance, ledger, listing, screening
-from ..memory.models import ApiToken, Guidance, Session
+from ..memory import guidance, history, ledger, listing, screening, transfer
+from ..memory.models import STATUSES, ApiToken, Guidance, Session, utcnow
 from ..memory.screening import Flag
 from ..memory.settings import SETTINGS
 from .screen_access import (
@@ -74,6 +75,8 @@ def index() -> ResponseReturnValue:
         page = listing.guidance_page(db, tab, request.args.get("page"), counts[tab])
         sources = listing.sessions_by_id(db, (e.session_id for e in page.items))
     dry_runs = {}
+    # Who rejected each entry on the Rejected tab, when, and why.
+    rejected = guidance.rejections(db, (e.id for e in page.items)) if tab == "rejected" else {}
     if tab == "pending":
         # Fresh, not stored: the active guidance may have changed since the proposal.
         flags = memory().screen_entries(page.items)
@@ -91,6 +94,9 @@ def index() -> ResponseReturnValue:
         sources=sources,
         flags=flags,
         dry_runs=dry_runs,
+        rejected=rejected,
+        refuses_rejected=memory().config("CHATMEM_REJECTED_REPROPOSALS") == "refuse",
+        upload_max_mb=transfer.UPLOAD_MAX_BYTES // (1024 * 1024),
         snapshot=memory().snapshot(),
         block=memory().block(),
         token_state=tokens.state_of,
@@ -111,6 +117,28 @@ def session_record(session_id: str) -> ResponseReturnValue:
         rows=ledger.entries(db, session_id),
         proposed=listing.proposed_in(db, session_id),
         conversation_url=memory().url_of_conversation,
+        **helpers(),
+    )
+
+
+@bp.get(f"/guidance/<int(max={ID_MAX}):entry_id>")
+@admin_only(changes_state=False)
+def entry_history(entry_id: int) -> ResponseReturnValue:
+    """One entry's page: every version with a diff, its audit trail, hits and session."""
+    db = memory().db
+    entry = db.session.get(Guidance, entry_id)
+    if entry is None:
+        return error_response(NotFound("No such entry."))
+    events = guidance.events(db, entry_id)
+    return render_template(
+        "chatmem/entry.html",
+        entry=entry,
+        versions=list(reversed(history.versions(entry, events))),
+        events=events,
+        describe=history.describe,
+        action_labels=history.ACTION_LABELS,
+        status_words=history.STATUS_WORDS,
+        source=db.session.get(Session, entry.session_id) if entry.session_id else None,
         **helpers(),
     )
 
@@ -198,6 +226,8 @@ def bulk() -> ResponseReturnValue:
         if action not in ("approve", "reject"):
             raise InvalidParams("action must be approve or reject.", details={"field": "action"})
         ids = _bulk_ids(form.getlist("id"))
+        # One reason for every ticked entry, checked once: a bad one rejects nothing.
+        reason = guidance.checked_reason(form.get("reason")) if action == "reject" else None
     except ChatmemError as error:
         return _failed(error, "pending")
     done: list[int] = []
@@ -205,7 +235,7 @@ def bulk() -> ResponseReturnValue:
     for entry_id in ids:
         try:
             version = _version({"version": form.get(f"version-{entry_id}")}, required=True)
-            _apply(entry_id, action, {}, version)
+            _apply(entry_id, action, {"reason": reason}, version)
             done.append(entry_id)
         except ChatmemError as error:
             failed.append({"id": entry_id, **error.to_dict()})
@@ -217,6 +247,73 @@ def bulk() -> ResponseReturnValue:
     noun = "entry" if len(done) == 1 else "entries"
     message, category = f"{verb} {len(done)} {noun}.", "ok" if done else "error"
     return flash_back(message, category, _tab(form.get("tab") or "pending"), form.get("page"))
+
+
+@bp.get("/export")
+@admin_only(changes_state=False)
+def export() -> ResponseReturnValue:
+    """The guidance (`?status=` repeated to narrow it) as a memory-export.v1 JSON download."""
+    wanted = [s for s in request.args.getlist("status") if s] or list(STATUSES)
+    if not set(wanted) <= set(STATUSES):
+        return error_response(
+            InvalidParams(
+                f"status must be one of {', '.join(STATUSES)}.", details={"field": "status"}
+            )
+        )
+    mem = memory()
+    document = transfer.export_document(
+        mem.db, wanted, server_name=mem.server_name, name_of=helpers()["user_name"]
+    )
+    body = json.dumps(document, ensure_ascii=False, indent=2)
+    name = f"chatmem-memory-{utcnow():%Y-%m-%d}.json"
+    return Response(
+        body,
+        mimetype="application/json",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+@bp.post("/import")
+@admin_only(changes_state=True)
+def import_memory() -> ResponseReturnValue:
+    """An uploaded export: all or nothing, pending unless "keep their status" is ticked."""
+    upload = request.files.get("file")
+    try:
+        if upload is None or not upload.filename:
+            raise InvalidParams("Choose a file to import.", details={"field": "file"})
+        try:
+            raw = upload.read()
+        finally:
+            upload.close()  # a large upload is spooled to a temporary file: free it now
+        result = transfer.import_document(
+            memory().db,
+            transfer.parse(raw),
+            actor_id=_actor_id(),
+            keep_status=_bool_field(request.form.get("keep_status")),
+        )
+    except ChatmemError as error:
+        return _failed(error, "pending")
+    count = len(result.imported)
+    message = f"Imported {count} entr{'y' if count == 1 else 'ies'} ({result.status})."
+    if result.skipped:
+        message += f" Skipped {len(result.skipped)} whose text is already here."
+    if wants_json():
+        return jsonify(
+            {"ok": True, "imported": result.imported, "skipped": result.skipped, "message": message}
+        )
+    return flash_back(message, "ok", "active" if result.status != "pending" else "pending")
+
+
+@bp.before_request
+def _upload_limit() -> ResponseReturnValue | None:
+    """The Import form's file is read only up to transfer.UPLOAD_MAX_BYTES."""
+    if request.endpoint != "chatmem_memory.import_memory":
+        return None
+    request.max_content_length = transfer.UPLOAD_MAX_BYTES
+    if (request.content_length or 0) > transfer.UPLOAD_MAX_BYTES:
+        limit = transfer.UPLOAD_MAX_BYTES // (1024 * 1024)
+        return error_response(PayloadTooLarge(f"The file is larger than {limit} MB."))
+    return None
 
 
 @bp.post("/settings")
@@ -315,8 +412,12 @@ def _apply(
         )
         state = "on: injected and enforced" if entry.enabled else "off: kept, not injected"
         return entry, f"“{entry.title}” is {state}."
+    if action == "reject":
+        entry = guidance.reject(
+            db, entry_id, actor_id=actor, expected_version=version, reason=fields.get("reason")
+        )
+        return entry, f"Rejected “{entry.title}”."
     step = {
-        "reject": (guidance.reject, "Rejected “{}”."),
         "trash": (guidance.trash, "Moved “{}” to the trash."),
         "restore": (guidance.restore, "Restored “{}”."),
     }[action]

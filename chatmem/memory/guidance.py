@@ -11,7 +11,7 @@ earlier can pass `expected_version` so a stale page is refused too.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
@@ -31,6 +31,8 @@ WRITTEN = ("title", "text", "scope", "target")  # free text: the text rules appl
 TEXT_MAX = 1000
 SCOPE_MAX = 64
 TARGET_MAX = 200
+# Why a curator rejected a proposal: shown on the Rejected tab and to whoever re-proposes it.
+REASON_MAX = 500
 # Actor ids of changes made from a shell (`flask chatmem guidance ...`): `cli:<login>`,
 # never a host user id, so no user loader is asked about them.
 CLI_ACTOR_PREFIX = "cli:"
@@ -123,12 +125,52 @@ def approve(
 
 
 def reject(
-    db: SQLAlchemy, entry_id: int, *, actor_id: str, expected_version: int | None = None
+    db: SQLAlchemy,
+    entry_id: int,
+    *,
+    actor_id: str,
+    expected_version: int | None = None,
+    reason: str | None = None,
 ) -> Guidance:
+    """`reason`: optional, kept in the audit event (the text rules apply to it)."""
+    checked = checked_reason(reason)
     entry = _load(db, entry_id, expected_version)
     _require_status(entry, "pending", "reject")
     entry.status = "rejected"
-    return _commit_change(db, entry, "reject", actor_id, None)
+    return _commit_change(db, entry, "reject", actor_id, {"reason": checked} if checked else None)
+
+
+def checked_reason(reason: Any) -> str | None:
+    """A rejection reason as stored: blank is none; hidden text and secrets are refused."""
+    if reason is None:
+        return None
+    if not isinstance(reason, str):
+        raise InvalidParams("reason must be text.", details={"field": "reason"})
+    value = check_field("reason", reason.strip()) if reason.strip() else ""
+    if len(value) > REASON_MAX:
+        raise InvalidParams(
+            f"reason is longer than {REASON_MAX} characters.", details={"field": "reason"}
+        )
+    return value or None
+
+
+def rejections(db: SQLAlchemy, entry_ids: Iterable[int]) -> dict[int, GuidanceEvent]:
+    """The latest `reject` event of each entry (who, when, and the reason in `detail`)."""
+    wanted = set(entry_ids)
+    if not wanted:
+        return {}
+    query = (
+        select(GuidanceEvent)
+        .where(GuidanceEvent.guidance_id.in_(wanted), GuidanceEvent.action == "reject")
+        .order_by(GuidanceEvent.id)
+    )
+    return {event.guidance_id: event for event in db.session.scalars(query) if event.guidance_id}
+
+
+def reason_of(event: GuidanceEvent | None) -> str | None:
+    detail = event.detail if event is not None else None
+    reason = detail.get("reason") if isinstance(detail, dict) else None
+    return reason if isinstance(reason, str) and reason else None
 
 
 def edit(
@@ -229,6 +271,11 @@ def _new_entry(fields: Mapping[str, Any], *, status: str, origin: str) -> Guidan
         created_at=now,
         updated_at=now,
     )
+
+
+def checked_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A whole entry's fields (an import's, say) through the rules of the add form."""
+    return _checked(fields, partial=False)
 
 
 def _checked(fields: Mapping[str, Any], *, partial: bool) -> dict[str, Any]:

@@ -16,13 +16,19 @@ from sqlalchemy import func, select
 
 from .models import Guidance, Session
 
-TABS = ("pending", "active", "history", "trash")
+TABS = ("pending", "active", "rejected", "history", "trash")
 PER_PAGE = 50
 # Which guidance status each guidance tab lists, and in what order.
-_TAB_STATUS = {"pending": "pending", "active": "publish", "trash": "trash"}
+_TAB_STATUS = {
+    "pending": "pending",
+    "active": "publish",
+    "rejected": "rejected",
+    "trash": "trash",
+}
 _TAB_ORDER: dict[str, Any] = {
     "pending": (Guidance.created_at.desc(), Guidance.id.desc()),
     "active": (Guidance.approved_at.desc(), Guidance.id.desc()),
+    "rejected": (Guidance.updated_at.desc(), Guidance.id.desc()),
     "trash": (Guidance.updated_at.desc(), Guidance.id.desc()),
 }
 
@@ -57,6 +63,7 @@ def counts(db: SQLAlchemy) -> dict[str, int]:
     return {
         "pending": int(by_status.get("pending", 0)),
         "active": int(by_status.get("publish", 0)),
+        "rejected": int(by_status.get("rejected", 0)),
         "history": int(history or 0),
         "trash": int(by_status.get("trash", 0)),
     }
@@ -73,7 +80,7 @@ def clamp_page(number: Any, total: int, per_page: int = PER_PAGE) -> int:
 
 
 def guidance_page(db: SQLAlchemy, tab: str, number: Any, total: int) -> Page:
-    """One page of the guidance a tab lists (pending, active or trash)."""
+    """One page of the guidance a tab lists (pending, active, rejected or trash)."""
     page = clamp_page(number, total)
     query = (
         select(Guidance)

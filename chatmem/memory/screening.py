@@ -12,7 +12,8 @@ Three kinds of check, each flag with a stable code and a reason:
   same polarity) and `contradiction` (the opposite polarity, a different
   number in the same sentence, or the same guardrail target);
 - against history: `rejected_before` (the same text, folded as for
-  de-duplication, was rejected once).
+  de-duplication, was rejected once): its reason says when, by whom and why
+  ("rejected on 2026-11-30 by admin: ..."), from the rejection's audit event.
 
 Flags are computed, never stored as state: the active guidance changes, so a
 flag computed when the proposal was made can go stale. `remember` computes
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
@@ -41,7 +42,7 @@ from sqlalchemy import bindparam, select
 
 from . import folding, poison, reads
 from .guardrails import parse_target
-from .guidance import default_title, text_key
+from .guidance import default_title, reason_of, rejections, text_key
 from .models import Guidance
 
 # Trigram similarity (as PostgreSQL's pg_trgm computes it) of the content
@@ -66,6 +67,7 @@ _WORDING = {
     "exfiltration": "Asks to reveal or send passwords, keys or other secrets",
 }
 CODES = (*poison.CODES, "near_duplicate", "contradiction", "rejected_before")
+NameOf = Callable[[str | None], str]
 
 
 @dataclass(frozen=True)
@@ -342,42 +344,71 @@ def _rejected(db: SQLAlchemy, keys: Iterable[str], exclude: Iterable[int] = ()) 
     return {key: entry_id for key, entry_id in db.session.execute(query) if entry_id not in skip}
 
 
-def _check(fields: Mapping[str, Any], active: ActiveIndex, rejected: int | None) -> list[Flag]:
+def _check(
+    fields: Mapping[str, Any], active: ActiveIndex, rejected: Flag | None = None
+) -> list[Flag]:
     content = Content.of(str(fields.get("text") or ""), fields.get("target"), active.server_name)
     flags = _wording(fields) + active.compare(content)
     if rejected is not None:
-        flags.append(
-            Flag(
-                "rejected_before",
-                f"The same text was rejected before (entry #{rejected}).",
-                rejected,
-            )
-        )
+        flags.append(rejected)
     return flags
 
 
+def _rejected_flags(db: SQLAlchemy, entry_ids: Iterable[int], name_of: NameOf) -> dict[int, Flag]:
+    """rejected_before flags, saying when, by whom and why each entry was rejected."""
+    ids = set(entry_ids)
+    events = rejections(db, ids)
+    found = {}
+    for entry_id in ids:
+        event = events.get(entry_id)
+        if event is None:  # rejected before rejections were audited: say what is known
+            reason = f"The same text was rejected before (entry #{entry_id})."
+        else:
+            why = reason_of(event)
+            reason = (
+                f"The same text was rejected on {event.at:%Y-%m-%d} by {name_of(event.actor_id)}"
+                f"{': ' + why if why else ' (no reason given)'} (entry #{entry_id})."
+            )
+        found[entry_id] = Flag("rejected_before", reason, entry_id)
+    return found
+
+
+def _anyone(actor_id: str | None) -> str:
+    return actor_id or "unknown"
+
+
 def screen(
-    db: SQLAlchemy, fields: Mapping[str, Any], active: ActiveIndex, *, entry_id: int | None = None
+    db: SQLAlchemy,
+    fields: Mapping[str, Any],
+    active: ActiveIndex,
+    *,
+    entry_id: int | None = None,
+    name_of: NameOf = _anyone,
 ) -> list[Flag]:
     """The flags for one proposal (`fields` as `remember` takes them), in CODES order.
 
     `entry_id`: the proposal's own entry, when it is stored already.
+    `name_of`: an audit actor id -> the name a rejected_before flag gives.
     """
     found = reads.first(
         db,
         _REJECTED_ONE,
         {"key": text_key(str(fields.get("text") or "")), "exclude": entry_id or 0},
     )
-    return _check(fields, active, found.id if found else None)
+    rejected = _rejected_flags(db, [found.id], name_of)[found.id] if found else None
+    return _check(fields, active, rejected)
 
 
 def screen_entries(
-    db: SQLAlchemy, entries: Iterable[Guidance], active: ActiveIndex
+    db: SQLAlchemy, entries: Iterable[Guidance], active: ActiveIndex, name_of: NameOf = _anyone
 ) -> dict[int, list[Flag]]:
-    """Flags for stored proposals (a page of the pending tab), with one history query."""
+    """Flags for stored proposals (a page of the pending tab), with two history queries."""
     entries = list(entries)
     rejected = _rejected(db, (e.text_key for e in entries), exclude=(e.id for e in entries))
-    return {e.id: _check(fields_of(e), active, rejected.get(e.text_key)) for e in entries}
+    flags = _rejected_flags(db, rejected.values(), name_of)
+    return {
+        e.id: _check(fields_of(e), active, flags.get(rejected.get(e.text_key, 0))) for e in entries
+    }
 
 
 def fields_of(entry: Guidance, changes: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import InvalidParams
 from ..text import Secrets, for_agents_record
 from ..tools import CallContext, Tool, ToolRegistry
 from . import guidance, screening, sessions
@@ -265,21 +266,37 @@ def sessions_of(context: CallContext) -> str | None:
     return context.user_id
 
 
-def _propose(context: CallContext, fields: dict[str, Any]) -> tuple[Any, bool, list[Any]]:
-    """Screen a proposal, then make it: flagged ones wait for a person whatever the setting."""
+def _screened(context: CallContext, fields: dict[str, Any]) -> list[Any]:
+    """A proposal's flags; with CHATMEM_REJECTED_REPROPOSALS = refuse, rejected text is refused.
+
+    Called for every proposal of a call before any is stored, so a refusal
+    stores nothing (not the summary, not the other takeaways).
+    """
     flags = context.memory.screen(fields, snapshot=context.snapshot)
-    entry, created = guidance.propose(
+    if context.memory.config("CHATMEM_REJECTED_REPROPOSALS") == "refuse":
+        for flag in flags:
+            if flag.code == "rejected_before":
+                raise InvalidParams(
+                    f"{flag.reason} A curator rejected this text; it was not proposed again.",
+                    details={"field": "text", "flags": [flag.to_dict()]},
+                )
+    return flags
+
+
+def _propose(context: CallContext, fields: dict[str, Any], flags: list[Any]) -> tuple[Any, bool]:
+    """Make a screened proposal: flagged ones wait for a person whatever the setting."""
+    return guidance.propose(
         context.memory.db,
         fields,
         session_id=context.session_id,
         actor_id=context.user_id,
         flags=[flag.code for flag in flags],
     )
-    return entry, created, flags
 
 
 def remember(context: CallContext, **fields: Any) -> dict[str, Any]:
-    entry, _created, flags = _propose(context, fields)
+    flags = _screened(context, fields)
+    entry, _created = _propose(context, fields, flags)
     return {"id": entry.id, "status": entry.status, "flags": [f.to_dict() for f in flags]}
 
 
@@ -289,8 +306,9 @@ def save_session_summary(
     db = context.memory.db
     proposed = 0
     flagged = []
-    for index, takeaway in enumerate(takeaways or ()):
-        entry, created, flags = _propose(context, dict(takeaway))
+    screened = [(dict(t), _screened(context, dict(t))) for t in takeaways or ()]
+    for index, (takeaway, flags) in enumerate(screened):
+        entry, created = _propose(context, takeaway, flags)
         proposed += created
         if flags:
             flagged.append(

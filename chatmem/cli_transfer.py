@@ -1,0 +1,79 @@
+"""`flask chatmem export` and `flask chatmem import`: guidance to and from a
+versioned JSON file (`chatmem/schemas/memory-export.v1.json`).
+
+An import acts as the shell user (`cli:<login>` in the audit trail) through
+the same function as the Memory screen's Import button (`memory/transfer.py`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import IO, Any
+
+import click
+from flask import current_app
+from flask.cli import with_appcontext
+
+from .cli_guidance import STATUSES, cli_actor
+from .errors import ChatmemError
+from .extension import actor_name
+from .memory import transfer
+
+
+def _memory() -> Any:
+    return current_app.extensions["chatmem"].memory
+
+
+@click.command("export")
+@with_appcontext
+@click.option(
+    "--status",
+    "statuses",
+    type=click.Choice(STATUSES),
+    multiple=True,
+    help="Only entries with this status (repeat it for several); default: every entry.",
+)
+def export(statuses: tuple[str, ...]) -> None:
+    """Print guidance, its provenance and audit trail as JSON (redirect it to a file)."""
+    memory = _memory()
+    document = transfer.export_document(
+        memory.db,
+        statuses or STATUSES,
+        server_name=memory.server_name,
+        name_of=lambda actor: actor_name(memory, actor),
+    )
+    click.echo(json.dumps(document, ensure_ascii=False, indent=2))
+    count = len(document["entries"])
+    click.echo(f"Exported {count} entr{'y' if count == 1 else 'ies'}.", err=True)
+
+
+@click.command("import")
+@with_appcontext
+@click.argument("file", type=click.File("rb"))
+@click.option(
+    "--as-pending/--keep-status",
+    default=True,
+    show_default=True,
+    help="Imported entries wait for review (default), or keep the status they had.",
+)
+def import_(file: IO[bytes], as_pending: bool) -> None:
+    """Add the entries of FILE (a `flask chatmem export`); all or nothing, never overwrites."""
+    memory = _memory()
+    try:
+        result = transfer.import_document(
+            memory.db, transfer.parse(file.read()), actor_id=cli_actor(), keep_status=not as_pending
+        )
+    except ChatmemError as error:
+        memory.db.session.rollback()
+        raise click.ClickException(error.message) from None
+    count = len(result.imported)
+    ids = ", ".join(f"#{i}" for i in result.imported)
+    click.echo(
+        f"Imported {count} entr{'y' if count == 1 else 'ies'} ({result.status})"
+        + (f": {ids}." if ids else ".")
+    )
+    for skipped in result.skipped:
+        click.echo(
+            f"Skipped entry {skipped['entry']} (#{skipped['id']} in the file): "
+            f"the same text is already here as #{skipped['existing']}."
+        )

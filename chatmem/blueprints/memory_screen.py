@@ -19,8 +19,8 @@ from werkzeug.wrappers import Response
 from .. import text, tokens
 from ..errors import ChatmemError, Conflict, InvalidParams, NotFound
 from ..extension import user_id_of
-from ..memory import guidance, ledger, listing, screening
-from ..memory.models import ApiToken, Guidance, Session
+from ..memory import guidance, held, ledger, listing, screening
+from ..memory.models import ENFORCED_SEVERITIES, ApiToken, Guidance, Session
 from ..memory.screening import Flag
 from ..memory.settings import SETTINGS
 from .screen_access import (
@@ -48,8 +48,9 @@ BULK_MAX = 200
 HITS_SHOWN = 100
 DRY_RUN_SHOWN = 20
 TARGET_MAX = 200  # the column's size, as in the add and edit forms
-# The guidance tabs, then every user's API tokens (listed and revoked here, made elsewhere).
-TABS = (*listing.TABS, "tokens")
+# The guidance tabs, calls waiting for approval, then every user's API tokens
+# (listed and revoked here, made elsewhere).
+TABS = (*listing.TABS, "waiting", "tokens")
 
 
 # -- pages ----------------------------------------------------------------
@@ -60,11 +61,26 @@ TABS = (*listing.TABS, "tokens")
 def index() -> ResponseReturnValue:
     db = memory().db
     tab = _tab(request.args.get("tab", "pending"))
-    counts = listing.counts(db) | {"tokens": tokens.live_count(db)}
+    held.expire_due(db)  # a grant past its time is not shown as allowed
+    counts = listing.counts(db) | {
+        "tokens": tokens.live_count(db),
+        "waiting": held.waiting_count(db),
+    }
     flags: dict[int, list[Flag]] = {}
+    words: dict[int, str] = {}
+    rules: dict[int, Guidance] = {}
     if tab == "tokens":
         page = tokens.page(db, request.args.get("page"))
         sources: dict[str, Session] = {}
+    elif tab == "waiting":
+        number = listing.clamp_page(request.args.get("page"), counts["waiting"])
+        offset = (number - 1) * listing.PER_PAGE
+        calls = held.waiting(db, offset=offset, limit=listing.PER_PAGE)
+        page = listing.Page(calls, number, counts["waiting"])
+        sources = {}
+        resolve = memory()._post_type_resolver
+        words = {call.id: held.describe(call, resolve) for call in calls}
+        rules = held.rules_of(db, calls)
     elif tab == "history":
         page = listing.sessions_page(db, request.args.get("page"), counts["history"])
         sources = {}
@@ -75,11 +91,11 @@ def index() -> ResponseReturnValue:
     if tab == "pending":
         # Fresh, not stored: the active guidance may have changed since the proposal.
         flags = memory().screen_entries(page.items)
-        # What each proposed block guardrail would refuse once approved.
+        # What each proposed block (ask) guardrail would refuse (hold) once approved.
         dry_runs = {
-            e.id: memory().dry_run(e.target, limit=DRY_RUN_SHOWN)
+            e.id: memory().dry_run(e.target, limit=DRY_RUN_SHOWN, severity=e.severity)
             for e in page.items
-            if e.type == "guardrail" and e.severity == "block" and e.target
+            if e.type == "guardrail" and e.severity in ENFORCED_SEVERITIES and e.target
         }
     return render_template(
         "chatmem/memory.html",
@@ -89,6 +105,9 @@ def index() -> ResponseReturnValue:
         sources=sources,
         flags=flags,
         dry_runs=dry_runs,
+        words=words,
+        rules=rules,
+        grant_minutes=memory().config("CHATMEM_ASK_GRANT_MINUTES"),
         snapshot=memory().snapshot(),
         block=memory().block(),
         token_state=tokens.state_of,
@@ -132,7 +151,7 @@ def hits(entry_id: int) -> ResponseReturnValue:
 @bp.get("/dry-run")
 @admin_only(changes_state=False)
 def dry_run() -> ResponseReturnValue:
-    """What a `block` guardrail with `?target=` would have refused lately (read-only)."""
+    """What a guardrail with `?target=` would have refused (`&severity=ask`: held) lately."""
     try:
         target = text.check_field("target", request.args.get("target", ""))
         if not target.strip() or len(target) > TARGET_MAX:
@@ -141,7 +160,8 @@ def dry_run() -> ResponseReturnValue:
             )
     except ChatmemError as error:
         return jsonify({"error": error.to_dict()}), error.status  # a JSON route, for the forms
-    result = memory().dry_run(target, limit=DRY_RUN_SHOWN)
+    severity = "ask" if request.args.get("severity") == "ask" else "block"
+    result = memory().dry_run(target, limit=DRY_RUN_SHOWN, severity=severity)
     return jsonify(
         {
             "target": target,
@@ -234,6 +254,73 @@ def settings() -> ResponseReturnValue:
         word = "on" if value else "off"
         return flash_back(f"{SETTING_LABELS[name]} is {word}.", "ok", fields.get("tab", "pending"))
     return jsonify({"ok": True, "name": name, "value": value, "settings": state})
+
+
+@bp.post("/held/<int:request_id>/<decision>")
+@admin_only(changes_state=True)
+def decide(request_id: int, decision: str) -> ResponseReturnValue:
+    """Allow once or Deny a call an `ask` guardrail held; a second decision is a 409."""
+    if decision not in held.DECISIONS:
+        return error_response(NotFound(f"Unknown decision {decision!r}: allow or deny."))
+    fields = _fields()
+    try:
+        note = _note(fields.get("note"))
+        call = held.decide(
+            memory().db,
+            request_id,
+            decision,
+            actor_id=_actor_id(),
+            actor_name=helpers()["user_name"](_actor_id()),
+            note=note,
+            grant_minutes=memory().config("CHATMEM_ASK_GRANT_MINUTES"),
+        )
+    except ChatmemError as error:
+        return _failed(error, "waiting")
+    if call.state == "allowed":
+        message = (
+            f"Allowed request #{call.id} once: {call.user_name} may make this call "
+            f"until {call.expires_at:%H:%M} UTC."
+        )
+    else:
+        message = f"Denied request #{call.id}: {call.user_name}’s call is refused."
+    message = visible(message)
+    if wants_json():
+        return jsonify({"ok": True, "request": held_json(call), "message": message})
+    return flash_back(message, "ok", "waiting", request.form.get("page"))
+
+
+def held_json(call: held.HeldCall) -> dict[str, Any]:
+    def when(value: Any) -> str | None:
+        return value.isoformat() + "Z" if value else None
+
+    return {
+        "id": call.id,
+        "tool": call.tool,
+        "arguments": call.arguments,
+        "user_id": call.user_id,
+        "session_id": call.session_id,
+        "guidance_id": call.guidance_id,
+        "state": call.state,
+        "created_at": when(call.created_at),
+        "decided_at": when(call.decided_at),
+        "decided_by": call.decided_by,
+        "expires_at": when(call.expires_at),
+        "note": call.note,
+    }
+
+
+def _note(raw: Any) -> str | None:
+    """A decision's optional note: text, through the text rules, at most NOTE_MAX."""
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise InvalidParams("note must be text.", details={"field": "note"})
+    note = text.check_field("note", raw).strip()
+    if len(note) > held.NOTE_MAX:
+        raise InvalidParams(
+            f"note is longer than {held.NOTE_MAX} characters.", details={"field": "note"}
+        )
+    return note or None
 
 
 @bp.post("/tokens/<int:token_id>/revoke")

@@ -31,7 +31,7 @@ GROUP_LABELS = {
     "convention": "Conventions",
     "instruction": "Instructions",
 }
-SEVERITY_RANK = {"block": 0, "warn": 1, "info": 2, None: 3}
+SEVERITY_RANK = {"block": 0, "ask": 1, "warn": 2, "info": 3, None: 4}
 SEPARATOR = "; "
 
 

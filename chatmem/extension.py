@@ -424,6 +424,27 @@ class ChatMemory:
             severity="ask" if severity == "ask" else "block",
         )
 
+    def held_call(self, request_id: Any) -> dict[str, Any] | None:
+        """A held call's state, for a host's "Waiting for approval" card (read-only).
+
+        `state` is waiting, allowed, denied, expired or used; a grant past its
+        time reads as expired. None for an unknown id.
+        """
+        if isinstance(request_id, bool) or not isinstance(request_id, int):
+            return None
+        _held.expire_due(self.db, where=(_held.HeldCall.id == request_id,))
+        call = self.db.session.get(_held.HeldCall, request_id)
+        if call is None:
+            return None
+        return {
+            "id": call.id,
+            "tool": call.tool,
+            "user_id": call.user_id,
+            "state": call.state,
+            "note": call.note,
+            "expires_at": f"{call.expires_at.isoformat()}Z" if call.expires_at else None,
+        }
+
     # -- the Python channel -------------------------------------------------
 
     def context_for(self, user: Any, *, channel: str, session_id: str | None = None) -> CallContext:

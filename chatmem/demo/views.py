@@ -345,6 +345,23 @@ def api_message(conversation_id: int) -> Any:
     return jsonify({"messages": [m.to_dict() for m in added]}), 201
 
 
+@bp.get(API + "conversations/<int:conversation_id>/held/<int:message_id>")
+@api_login
+def api_held_state(conversation_id: int, message_id: int) -> Any:
+    """Where a held call stands: the "Waiting for approval" card asks."""
+    conversation = _own(conversation_id)
+    return jsonify(chat.approval_state(conversation, _caller(), message_id))
+
+
+@bp.post(API + "conversations/<int:conversation_id>/held/<int:message_id>/run")
+@api_login
+def api_run_now(conversation_id: int, message_id: int) -> Any:
+    """Run now: the allowed call, through the same dispatch path."""
+    conversation = _own(conversation_id)
+    added = chat.run_now(conversation, _caller(), message_id, read_only=g.api_read_only)
+    return jsonify({"messages": [m.to_dict() for m in added]}), 201
+
+
 @bp.post(API + "conversations/<int:conversation_id>/close")
 @api_login
 def api_close(conversation_id: int) -> Any:

@@ -195,3 +195,27 @@ def test_another_users_grant_does_not_run_for_the_editor(
     assert held_again["code"] == "approval_required"
     assert held_again["request_id"] != request_id
     assert title(demo_app, post_id) == "Site header"
+
+
+def test_every_channel_advertises_ask_as_a_severity(demo_app: Flask, channels: Channels) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    listed = channels.http.post(MCP, json=body, headers=channels.auth()).json["result"]["tools"]
+    [remember] = [t for t in listed if t["name"] == "remember"]
+    assert remember["inputSchema"]["properties"]["severity"]["enum"] == [
+        "info",
+        "warn",
+        "ask",
+        "block",
+    ]
+    rest_tools = channels.http.get(REST, headers=channels.auth()).json["tools"]
+    [remember] = [t for t in rest_tools if t["name"] == "remember"]
+    assert "ask" in remember["input_schema"]["properties"]["severity"]["enum"]
+    # An agent's proposal with severity ask is accepted, and a typo names the field.
+    assert (
+        channels.rest("remember", {"type": "guardrail", "text": "Ask first", "severity": "ask"})[
+            "status"
+        ]
+        == "pending"
+    )
+    wrong = channels.rest("remember", {"type": "guardrail", "text": "Ask", "severity": "asks"})
+    assert wrong["error"]["field"] == "severity"

@@ -105,6 +105,12 @@ def test_an_ask_rule_holds_the_call_and_an_allowed_request_runs_exactly_once(
     assert outcomes(db) == ["held", "allowed", "granted-run", "held"]
     # Hits count the holds, not the decision or the run.
     assert db.session.get(Guidance, rule).hits == 2
+    actions = db.session.scalars(
+        select(GuidanceEvent.action)
+        .where(GuidanceEvent.guidance_id == rule)
+        .order_by(GuidanceEvent.id)
+    ).all()
+    assert actions == ["admin_add", "call_held", "call_allowed", "call_run", "call_held"]
 
 
 def test_the_same_call_while_waiting_names_the_same_request(memory: Any, db: Any) -> None:
@@ -148,13 +154,15 @@ def test_a_denied_request_is_refused_with_blocked_by_memory(
     assert "denied" in caught.value.message and "not during the sale" in caught.value.message
     assert post_title(db, 3) != "Sale!"
     assert outcomes(db) == ["held", "denied", "blocked"]
-    actions = db.session.scalars(
-        select(GuidanceEvent.action).where(GuidanceEvent.guidance_id == rule)
+    events = db.session.scalars(
+        select(GuidanceEvent).where(GuidanceEvent.guidance_id == rule).order_by(GuidanceEvent.id)
     ).all()
-    assert actions == ["create", "call_held", "call_denied"] or actions[-2:] == [
-        "call_held",
-        "call_denied",
+    assert [(e.action, e.actor_id) for e in events] == [
+        ("admin_add", "1"),
+        ("call_held", "2"),
+        ("call_denied", "1"),
     ]
+    assert events[-1].detail == {"request_id": request_id, "note": "not during the sale"}
 
 
 def test_a_grant_expires_unused_and_the_call_is_then_refused(

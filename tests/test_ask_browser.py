@@ -66,7 +66,7 @@ def test_the_waiting_calls_tab_allows_once_and_denies(
     rows = page.locator("li.cm-held")
     expect(rows).to_have_count(2)
     expect(rows.first).to_contain_text(
-        "editor wants to run update-post on header_footer 3: title → 'Sale!'"
+        "editor wants to run update-post on post 3 (header_footer): title → 'Sale!'"
     )
     expect(rows.first).to_contain_text("guardrail #1: Ask before changing the site header")
     expect(rows.first).to_contain_text('"post_id": 3')

@@ -313,7 +313,9 @@ def test_the_waiting_calls_tab_shows_the_call_in_words(app: Flask, client: Flask
     with app.app_context():
         Post = app.extensions["test_host"]["Post"]
         post_type = app.extensions["test_host"]["db"].session.get(Post, 3).post_type
-    assert f"editor wants to run update-post on {post_type} 3: title → &#39;Sale!&#39;" in page
+    assert (
+        f"editor wants to run update-post on post 3 ({post_type}): title → &#39;Sale!&#39;" in page
+    )
     assert f"guardrail #{rule}: Ask before the header" in page
     assert "Allow once" in page and "Deny" in page
     # The tab's count, and the badge: one waiting call plus one pending proposal.
@@ -435,3 +437,16 @@ def test_the_add_form_accepts_ask_and_offers_it(app: Flask, client: FlaskClient)
     assert "Enforced: matching tool calls wait for your approval" in page
     dry = client.get(f"{SCREEN}/dry-run?target=post_id:3&severity=ask").json
     assert dry["summary"] == "matches nothing in the last 30 days"
+
+
+def test_the_active_tab_counts_what_an_ask_rule_held(app: Flask, client: FlaskClient) -> None:
+    with app.app_context():
+        memory = app.extensions["test_host"]["memory"]
+        rule = ask(memory.db)
+        held_call(memory)
+        held_call(memory, {"post_id": 3, "title": "Other"})
+    page = " ".join(client.get(f"{SCREEN}?tab=active").get_data(as_text=True).split())
+    assert "Held 2 calls, last" in page
+    hits = client.get(f"{SCREEN}/guidance/{rule}/hits").get_data(as_text=True)
+    assert "Calls held by “Ask before the header”" in hits
+    assert hits.count("cm-outcome-held") == 2

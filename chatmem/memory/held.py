@@ -243,22 +243,22 @@ def rules_of(db: SQLAlchemy, requests: list[HeldCall]) -> dict[int, Guidance]:
 
 
 def describe(request: HeldCall, resolve_post_type: Callable[[Any], str | None] | None) -> str:
-    """The call in words: "editor wants to run update-post on page 5: title → 'Sale!'".
+    """The call in words: "editor wants to run update-post on post 5 (page): title → 'Sale!'".
 
     The post's type comes from the host's resolver where it has one; without
-    it (or when it fails) the post is "post 5".
+    it (or when it fails) the post is just "post 5".
     """
     arguments = request.arguments if isinstance(request.arguments, dict) else {}
     key = next((k for k in ID_KEYS if arguments.get(k) not in (None, "")), None)
     words = f"{request.user_name} wants to run {request.tool}"
     if key is not None:
-        kind = "post"
+        kind = None
         if resolve_post_type is not None:
             try:
-                kind = resolve_post_type(arguments[key]) or kind
+                kind = resolve_post_type(arguments[key])
             except Exception:
-                kind = "post"  # the words are for people; the call is shown below
-        words += f" on {kind} {arguments[key]}"
+                kind = None  # the words are for people; the call is shown below
+        words += f" on post {arguments[key]}" + (f" ({kind})" if kind else "")
     changes = [
         f"{name} → {_quoted(value)}" for name, value in arguments.items() if name not in ID_KEYS
     ]

@@ -450,3 +450,21 @@ def test_the_active_tab_counts_what_an_ask_rule_held(app: Flask, client: FlaskCl
     hits = client.get(f"{SCREEN}/guidance/{rule}/hits").get_data(as_text=True)
     assert "Calls held by “Ask before the header”" in hits
     assert hits.count("cm-outcome-held") == 2
+
+
+def test_the_pending_tab_dry_runs_a_proposed_ask_rule(app: Flask, client: FlaskClient) -> None:
+    with app.app_context():
+        memory = app.extensions["test_host"]["memory"]
+        memory.call_tool("update-post", CALL, user=EDITOR)
+        memory.call_tool(
+            "remember",
+            {
+                "type": "guardrail",
+                "text": "Ask before the header",
+                "target": "post_id:3",
+                "severity": "ask",
+            },
+            user=EDITOR,
+        )
+    page = " ".join(client.get(f"{SCREEN}?tab=pending").get_data(as_text=True).split())
+    assert "Dry run: would have held 1 call in the last 30 days" in page

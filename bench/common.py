@@ -28,8 +28,13 @@ from tests.gunicorn_server import Connection  # noqa: E402
 from tests.hostapp import USERS, create_host_app  # noqa: E402
 
 
-def arguments(description: str) -> argparse.Namespace:
+def arguments(
+    description: str, extra: Callable[[argparse.ArgumentParser], None] | None = None
+) -> argparse.Namespace:
+    """The shared flags, plus any a benchmark adds with `extra(parser)`."""
     parser = argparse.ArgumentParser(description=description)
+    if extra is not None:
+        extra(parser)
     parser.add_argument(
         "--database-url",
         help="a PostgreSQL URL to run on (its chatmem tables are dropped); default: a SQLite file",
@@ -51,17 +56,22 @@ def migrated_app(database_url: str | None) -> Flask:
     return app
 
 
-def served_database(database_url: str | None) -> tuple[str, str, str]:
+def served_database(
+    database_url: str | None, prepare: Callable[[Any], None] | None = None
+) -> tuple[str, str, str]:
     """Migrate a fresh database for gunicorn's workers and make the editor an API token.
 
-    Returns (engine name, database URL, plain token); the workers also find the
-    database through CHATMEM_BENCH_DATABASE_URL (see bench/http_host.py).
+    `prepare(db)`, if given, seeds it first. Returns (engine name, database
+    URL, plain token); the workers also find the database through
+    CHATMEM_BENCH_DATABASE_URL (see bench/http_host.py).
     """
     from chatmem import tokens
 
     app = migrated_app(database_url)
     with app.app_context():
         db = app.extensions["test_host"]["db"]
+        if prepare is not None:
+            prepare(db)
         url = db.engine.url.render_as_string(hide_password=False)
         _token, plain = tokens.create(db, user_id=str(USERS["editor"].id), name="bench")
         db.session.remove()

@@ -38,6 +38,18 @@ class ChatmemError(Exception):
         return f"{type(self).__name__}({self.code!r}, {self.message!r})"
 
 
+def headers_for(error: ChatmemError) -> dict[str, str]:
+    """The HTTP headers an error's status calls for, on every channel that answers HTTP."""
+    headers: dict[str, str] = {}
+    if error.code == "unauthorized":
+        headers["WWW-Authenticate"] = 'Bearer realm="chatmem"'
+    if "retry_after" in error.details:
+        headers["Retry-After"] = str(error.details["retry_after"])
+    if error.status == 405 and "allow" in error.details:
+        headers["Allow"] = ", ".join(error.details["allow"])
+    return headers
+
+
 class InvalidParams(ChatmemError):
     code, status = "invalid_params", 400
 

@@ -26,6 +26,7 @@ from .memory.dry_run import DryRun
 from .memory.dry_run import dry_run as _dry_run
 from .memory.guardrails import GuardrailIndex
 from .memory.models import Base, guidance_record
+from .memory.recall_page import Ordered
 from .memory.sessions import end as _end_session
 from .memory.sessions import idle_ids as _idle_ids
 from .memory.sessions import start as _start_session
@@ -46,8 +47,8 @@ class _Cache:
     revision: int = -1
     block: _block.Block = _block.EMPTY
     guardrails: GuardrailIndex = field(default_factory=GuardrailIndex)
-    # What a topic-less `recall` returns as guidance, in block priority order.
-    approved: tuple[dict[str, Any], ...] = ()
+    # What a topic-less `recall` pages through as guidance, in recall's order.
+    approved: Ordered[dict[str, Any]] = field(default_factory=lambda: Ordered((), ()))
     # API tokens seen valid at this revision (token hash -> KnownToken); see tokens.py.
     tokens: dict[str, Any] = field(default_factory=dict)
     # Active guidance indexed for screening proposals; built on first use.
@@ -115,6 +116,7 @@ class ChatMemory:
         self._user_loader: Callable[[str], Any] | None = None
         self._user_by_name: Callable[[str], Any] | None = None
         self._transcript_loader: Callable[[str], str | None] | None = None
+        self._conversation_url: Callable[[str], str | None] | None = None
         self._user_fingerprint: Callable[[Any], str] | None = None
         _memory_tools.register(self.registry)
         if app is not None:
@@ -212,6 +214,29 @@ class ChatMemory:
         self._transcript_loader = func
         return func
 
+    def conversation_url(self, func: Callable[[str], str | None]) -> Callable[[str], str | None]:
+        """`(session_id) -> str | None`: where the host shows that session's conversation.
+
+        The Memory screen's session page links to it. Return None for a
+        session with no conversation page (an MCP client's, say).
+        """
+        self._conversation_url = func
+        return func
+
+    def url_of_conversation(self, session_id: str) -> str | None:
+        """The host's link for a session's conversation, when it gives a safe one."""
+        if self._conversation_url is None:
+            return None
+        try:
+            url = self._conversation_url(session_id)
+        except Exception:
+            log.exception("conversation_url failed for session %s", session_id)
+            return None
+        # Only web or site-relative addresses: never javascript: in an href.
+        if url and (url.startswith(("http://", "https://")) or url.startswith("/")):
+            return None if url.startswith("//") else url
+        return None
+
     # -- state --------------------------------------------------------------
 
     def _state(self) -> _AppState:
@@ -269,20 +294,21 @@ class ChatMemory:
                     revision=snapshot.revision,
                     block=_block.compose(entries),
                     guardrails=GuardrailIndex.build(entries, self.server_name),
-                    approved=tuple(
-                        for_agents_record(guidance_record(e), _guidance.WRITTEN)
-                        for e in sorted(entries, key=_block.priority)
+                    approved=Ordered.of(
+                        entries,
+                        lambda e: for_agents_record(guidance_record(e), _guidance.WRITTEN),
                     ),
                 )
             return state.cache
 
-    def approved_guidance(self, snapshot: _settings.Snapshot) -> list[dict[str, Any]]:
-        """Active guidance as `recall` shows it, at this revision (copies: callers may edit).
+    def approved_guidance(self, snapshot: _settings.Snapshot) -> Ordered[dict[str, Any]]:
+        """Active guidance as `recall` shows it, in its order, at this revision.
 
         Every change to active guidance bumps the revision in the same
-        transaction, so this is exactly what the query would return.
+        transaction, so this is exactly what the query would return. Shared,
+        not copied: `recall` copies only the page it sends.
         """
-        return [dict(entry) for entry in self._cache(snapshot).approved]
+        return self._cache(snapshot).approved
 
     def screen(
         self,

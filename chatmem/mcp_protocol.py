@@ -2,7 +2,8 @@
 
 The HTTP transport (`blueprints/mcp.py`) decides the era and the session;
 this module answers `initialize`, `server/discover`, `tools/list`,
-`tools/call` and `ping`. A tool failure is a *result* with `isError: true`
+`tools/call` and `ping`, and hands the resources and prompts methods to
+`mcp_resources`. A tool failure is a *result* with `isError: true`
 and the SPEC §11 error in `structuredContent`, so the client's model can
 read it and adjust; an unknown tool or malformed params is a JSON-RPC error.
 """
@@ -15,8 +16,9 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+from . import mcp_resources
 from .errors import ChatmemError
-from .tools import Tool
+from .tools import Tool, validate
 
 if TYPE_CHECKING:
     from .extension import ChatMemory
@@ -99,10 +101,14 @@ class Caller:
 
 
 def capabilities() -> dict[str, Any]:
-    return {"tools": {"listChanged": False}}
+    return {
+        "tools": {"listChanged": False},
+        "resources": {"subscribe": False, "listChanged": False},
+        "prompts": {"listChanged": False},
+    }
 
 
-def _complete(caller: Caller, result: dict[str, Any]) -> dict[str, Any]:
+def complete(caller: Caller, result: dict[str, Any]) -> dict[str, Any]:
     """2026-07-28 results carry `resultType`; older peers ignore it, so only add it there."""
     return {**result, "resultType": "complete"} if caller.modern else result
 
@@ -134,7 +140,7 @@ def discover(caller: Caller) -> dict[str, Any]:
     instructions = memory.system_context()
     if instructions:
         result["instructions"] = instructions
-    return _complete(caller, result)
+    return complete(caller, result)
 
 
 def describe_tool(tool: Tool) -> dict[str, Any]:
@@ -162,7 +168,7 @@ def list_tools(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = {"tools": tools}
     if caller.modern:
         result.update(ttlMs=0, cacheScope="private")
-    return _complete(caller, result)
+    return complete(caller, result)
 
 
 def tool_result(payload: dict[str, Any], *, is_error: bool) -> dict[str, Any]:
@@ -187,6 +193,9 @@ def call_tool(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
     if tool is None:
         raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     try:
+        # Arguments the dispatcher would refuse must not start a session first:
+        # a refused call writes nothing (SPEC §11).
+        arguments = validate(tool, arguments)
         session_id = caller.session_for(tool)
         result = memory.call_tool(
             tool.name,
@@ -198,18 +207,21 @@ def call_tool(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
             read_only=caller.read_only,
         )
     except ChatmemError as error:
-        return _complete(caller, tool_result({"error": error.to_dict()}, is_error=True))
-    return _complete(caller, tool_result(result, is_error=False))
+        return complete(caller, tool_result({"error": error.to_dict()}, is_error=True))
+    return complete(caller, tool_result(result, is_error=False))
 
 
 def handle(caller: Caller, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """Answer one request (not `initialize`, which the transport owns with its session)."""
     if method == "ping":
-        return _complete(caller, {})
+        return complete(caller, {})
     if method == "tools/list":
         return list_tools(caller, params)
     if method == "tools/call":
         return call_tool(caller, params)
     if method == "server/discover" and caller.modern:
         return discover(caller)
+    answer = mcp_resources.handle(caller, method, params)
+    if answer is not None:
+        return answer
     raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")

@@ -37,7 +37,10 @@ def resolve(memory: ChatMemory, user: Any, session_id: str) -> None:
     Commits only when the touch wrote, so a read-only call stays read-only.
     """
     db = memory.db
-    session = sessions.lookup(db, session_id) if len(session_id) <= 64 else None
+    # Ids we issue are short and printable: anything else (NUL included, which
+    # PostgreSQL could not even compare) names no session.
+    sane = len(session_id) <= 64 and session_id.isprintable()
+    session = sessions.lookup(db, session_id) if sane else None
     if (
         session is None
         or session.user_id != user_id_of(user)

@@ -303,7 +303,7 @@ def _json_in_string(text: str, kinds: set[str]) -> str:
         return text
     try:
         parsed = json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's stack
         return text
     if not isinstance(parsed, dict | list):
         return text

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -169,18 +170,23 @@ def issue(
     )
 
 
+_DAYS = re.compile("[0-9]{1,19}")
+
+
 def expires_in_days(raw: Any) -> timedelta | None:
     """The browser's "expires in days" field: empty is never, else 1..EXPIRES_DAYS_MAX."""
     text = str(raw if raw is not None else "").strip()
     if not text:
         return None
-    if not text.isdecimal() or not 1 <= int(text) <= EXPIRES_DAYS_MAX:
+    # ASCII digits, at most 19 (chatmem.inputs): "9" * 5000 is refused, not a 500.
+    days = int(text) if _DAYS.fullmatch(text) else 0
+    if not 1 <= days <= EXPIRES_DAYS_MAX:
         raise InvalidParams(
             f"expires_days must be a whole number of days from 1 to {EXPIRES_DAYS_MAX}, "
             "or empty for no expiry.",
             details={"field": "expires_days"},
         )
-    return timedelta(days=int(text))
+    return timedelta(days=days)
 
 
 def state_of(token: ApiToken, now: datetime | None = None) -> str:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from . import text
+from . import inputs, text
 from .errors import (
     ApprovalRequired,
     BlockedByMemory,
@@ -43,7 +43,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("chatmem")
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-_INTEGER_TEXT = re.compile(r"\s*[+]?\d+\s*")
+# At most 19 digits: longer text is no 64-bit integer (and Python refuses to
+# convert over 4,300 digits); the schema then says it is not an integer.
+_INTEGER_TEXT = re.compile(r"\s*[+]?\d{1,19}\s*")
 
 
 @dataclass
@@ -355,6 +357,9 @@ def validate(tool: Tool, arguments: Any) -> dict[str, Any]:
     if not isinstance(arguments, dict):
         raise InvalidParams("Tool arguments must be a JSON object.", details={"field": "arguments"})
     args = canonical_arguments(tool.input_schema, arguments)
+    # NUL, lone surrogates, NaN, out-of-range integers, absurd nesting: refused
+    # here for every channel, the Python one included, before any write.
+    inputs.check_value(args, field="")
     if tool.written_text:
         # Before the schema, so its length limits apply to the normalised text.
         args = apply_text_rules(args, tool.written_text)

@@ -46,8 +46,10 @@ def test_new_conversation_focuses_the_message_box_and_hides_a_password(
         page.keyboard.press("Enter")
         expect(page.locator('.tool-card[data-outcome="ok"]')).to_have_count(1)
         expect(page.locator(".message--user")).to_contain_text('"password": "[hidden]"')
-        expect(page.locator(".conversation-head h1")).to_have_text(
-            '/tool create-user {"username": "bo", "password": "[hidden]"}'
+        # A /tool command is titled by its tool, on the page and in the sidebar at once.
+        expect(page.locator(".conversation-head h1")).to_have_text("Tool call: create-user")
+        expect(page.locator(".conversation-list a[aria-current] .title")).to_have_text(
+            "Tool call: create-user"
         )
         expect(box).to_be_focused()
         assert PASSWORD not in page.locator("main").inner_text()

@@ -101,6 +101,7 @@ def test_chat_page_shows_tool_cards_and_a_blocked_one(
         page.screenshot(path=str(folder / "chat.png"), full_page=True)
         assert (folder / "chat.png").stat().st_size > 10_000
 
+        page.once("dialog", lambda dialog: dialog.accept())  # "Close this conversation?"
         page.get_by_role("button", name="Close conversation").click()
         expect(page.locator(".conversation-head .pill")).to_have_text("Closed")
         expect(page.get_by_label("Message")).to_have_count(0)

@@ -10,6 +10,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,45 +38,99 @@ def demo_command() -> list[str]:
     return [sys.executable, "-c", "from chatmem.demo.cli import main; main()"]
 
 
-@pytest.mark.slow
-def test_chatmem_demo_serves_the_login_page_on_a_fresh_install(tmp_path: Path) -> None:
+@contextmanager
+def running_demo(tmp_path: Path, *flags: str) -> Iterator[tuple[int, list[str]]]:
+    """`chatmem-demo --port P ...` serving its login page; after the block, its output."""
     port = free_port()
     instance = tmp_path / "instance"
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SECRET_KEY")}
     env["PYTHONPATH"] = str(ROOT)
     process = subprocess.Popen(
-        [*demo_command(), "--port", str(port), "--instance-path", str(instance)],
+        [*demo_command(), "--port", str(port), "--instance-path", str(instance), *flags],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
+    output: list[str] = []
     try:
-        page, deadline = "", time.monotonic() + 20
+        deadline = time.monotonic() + 20
         while time.monotonic() < deadline and process.poll() is None:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/login", timeout=2) as r:
-                    page = r.read().decode()
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/login", timeout=2):
                     break
             except (urllib.error.URLError, ConnectionError):
                 time.sleep(0.1)
         assert process.poll() is None, process.stdout.read().decode() if process.stdout else ""
+        yield port, output
+    finally:
+        process.terminate()
+        try:
+            output.append(process.communicate(timeout=10)[0].decode())
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output.append(process.communicate()[0].decode())
+
+
+@pytest.mark.slow
+def test_chatmem_demo_serves_the_login_page_on_a_fresh_install(tmp_path: Path) -> None:
+    instance = tmp_path / "instance"
+    with running_demo(tmp_path) as (port, output):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/login", timeout=2) as r:
+            page = r.read().decode()
+            # A production server by default, not Werkzeug's development one.
+            assert r.headers["Server"] == "waitress"
         assert "<h1>Log in</h1>" in page and 'name="csrf_token"' in page
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/chat", timeout=2) as r:
             assert r.url.endswith("/login?next=/chat"), "the chat needs a login"
         assert (instance / "chatmem-demo.db").stat().st_size > 0
         assert len((instance / "secret_key").read_text()) == 64
         assert (instance / "secret_key").stat().st_mode & 0o077 == 0, "the key is private"
-    finally:
-        process.terminate()
+    [said] = output
+    assert "log in as admin/admin" in said
+    assert "server: waitress, 8 threads" in said
+    assert "alembic.runtime.plugins" not in said, "no plugin chatter at start-up"
+    assert "Running upgrade" in said, "alembic's own messages still show"
+
+
+@pytest.mark.slow
+def test_a_slow_client_does_not_stall_the_next_request(tmp_path: Path) -> None:
+    """A client that never finishes its request does not stall the next one."""
+    with running_demo(tmp_path, "--threads", "2") as (port, output):
+        slow = socket.create_connection(("127.0.0.1", port))
         try:
-            output = process.communicate(timeout=10)[0].decode()
-        except subprocess.TimeoutExpired:
-            process.kill()
-            output = process.communicate()[0].decode()
-    assert "log in as admin/admin" in output
-    assert "alembic.runtime.plugins" not in output, "no plugin chatter at start-up"
-    assert "Running upgrade" in output, "alembic's own messages still show"
+            slow.sendall(b"GET /login HTTP/1.1\r\nHost: x\r\n")  # never finishes its headers
+            started = time.monotonic()
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/login", timeout=5) as r:
+                assert r.status == 200
+            assert time.monotonic() - started < 3
+        finally:
+            slow.close()
+    assert "server: waitress, 2 threads" in output[0]
+
+
+@pytest.mark.slow
+def test_debug_serves_with_the_development_server(tmp_path: Path) -> None:
+    with running_demo(tmp_path, "--debug") as (port, output):
+        response = urllib.request.urlopen(f"http://127.0.0.1:{port}/login", timeout=2)
+        with response:
+            assert response.headers["Server"].startswith("Werkzeug/")
+    assert "server: Werkzeug development server (--debug)" in output[0]
+    assert '"GET /login HTTP/1.1" 200' in output[0], "it logs every request"
+
+
+@pytest.mark.parametrize("threads", ["0", "-1", "many", "257"])
+def test_a_bad_thread_count_is_refused_before_anything_starts(threads: str, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*demo_command(), "--threads", threads, "--instance-path", str(tmp_path / "i")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 2
+    assert f"--threads: must be a whole number from 1 to 256, not '{threads}'" in done.stderr
+    assert not (tmp_path / "i").exists()
 
 
 def test_the_console_script_is_declared() -> None:

@@ -18,6 +18,11 @@ from chatmem.memory import guidance
 from chatmem.memory.models import LedgerEntry, Session
 
 URL = "/chatmem/mcp"
+CAPABILITIES = {
+    "tools": {"listChanged": False},
+    "resources": {"subscribe": False, "listChanged": False},
+    "prompts": {"listChanged": False},
+}
 MODERN = "2026-07-28"
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -100,7 +105,7 @@ def test_initialize_negotiates_and_mints_a_session(
     result = response.json["result"]
     assert result["protocolVersion"] == answered
     assert result["serverInfo"]["name"] == "chatmem"
-    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result["capabilities"] == CAPABILITIES
     assert "instructions" not in result  # nothing approved yet
     session_id = response.headers["Mcp-Session-Id"]
     assert len(session_id) >= 32
@@ -150,7 +155,12 @@ def test_a_narrow_accept_header_still_gets_json(client: Any, editor_token: str) 
 
 
 def test_malformed_json_is_a_parse_error(client: Any, editor_token: str) -> None:
-    for body in (b"{not json", b"\xff\xfe", b'{"jsonrpc": "2.0", "id": NaN}'):
+    cases = {
+        b"{not json": "Parse error: the body is not JSON.",
+        b"\xff\xfe": "Parse error: the body is not JSON.",
+        b'{"jsonrpc": "2.0", "id": NaN}': "Parse error: NaN is not JSON: send a finite number.",
+    }
+    for body, message in cases.items():
         response = client.post(
             URL, data=body, content_type="application/json", headers=auth(editor_token)
         )
@@ -158,7 +168,7 @@ def test_malformed_json_is_a_parse_error(client: Any, editor_token: str) -> None
         assert response.json == {
             "jsonrpc": "2.0",
             "id": None,
-            "error": {"code": -32700, "message": "Parse error: the body is not JSON."},
+            "error": {"code": -32700, "message": message},
         }
 
 
@@ -189,7 +199,7 @@ def test_malformed_requests_are_invalid_requests(
 
 
 def test_unknown_methods_and_cursors_are_json_rpc_errors(client: Any, editor_token: str) -> None:
-    unknown = client.post(URL, json=rpc("resources/list"), headers=auth(editor_token))
+    unknown = client.post(URL, json=rpc("sampling/createMessage"), headers=auth(editor_token))
     assert unknown.status_code == 200
     assert unknown.json["error"]["code"] == -32601
     cursor = client.post(URL, json=rpc("tools/list", {"cursor": "x"}), headers=auth(editor_token))
@@ -430,7 +440,7 @@ def test_server_discover(client: Any, editor_token: str, ctx: Any) -> None:
     result = response.json["result"]
     assert result["resultType"] == "complete"
     assert result["supportedVersions"][0] == MODERN
-    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result["capabilities"] == CAPABILITIES
     assert "Conventions: British spelling" in result["instructions"]
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "chatmem"
     assert result["ttlMs"] == 0 and result["cacheScope"] == "private"
@@ -455,7 +465,7 @@ def test_the_envelope_ladder(client: Any, editor_token: str) -> None:
     )
     assert (unsupported.status_code, unsupported.json["error"]["code"]) == (400, -32022)
     assert unsupported.json["error"]["data"]["supported"][0] == MODERN
-    unknown = modern(client, editor_token, "resources/list")
+    unknown = modern(client, editor_token, "sampling/createMessage")
     assert (unknown.status_code, unknown.json["error"]["code"]) == (404, -32601)
     unknown_tool = modern(client, editor_token, "tools/call", {"name": "nope"})
     assert (unknown_tool.status_code, unknown_tool.json["error"]["code"]) == (400, -32602)

@@ -114,6 +114,7 @@ def test_switching_an_entry_off_takes_it_out_of_the_block(app: Flask, page: Any)
     assert switch.get_attribute("aria-checked") == "true"
     switch.click()
     see_flash(page, "is off: kept, not injected")
+    assert page.url.endswith(f"#entry-{entry_id}"), "back at the row, not the top of the list"
     assert "Blog is /news." not in preview(page)
     assert "Checkout is page 42." in preview(page)
     row = page.locator(f"#entry-{entry_id}")
@@ -135,11 +136,15 @@ def test_each_setting_saves_on_flip_and_is_kept(app: Flask, page: Any) -> None:
         form = page.locator("form[data-setting]", has=page.locator(f"#setting-{name}"))
         form.locator(".cm-status").filter(has_text="Saved").wait_for()
         if name == "memory_enabled":
-            assert page.locator("[data-memory-off]").is_visible()  # says what is off, at once
+            # It says what is off at once, and the preview stops showing a block.
+            assert page.locator(".cm-off-notice[data-memory-off]").is_visible()
+            preview = page.locator("[aria-labelledby=cm-preview-title]")
+            assert preview.locator("[data-memory-off]").is_visible() is was
+            assert preview.get_by_label("Injected block").is_visible() is not was
         page.reload()
         assert page.get_by_role("switch", name=label, exact=True).is_checked() is (not was)
         assert getattr(seed(app, lambda m, db: m.snapshot()), name) is (not was)
-    assert "Memory is off." in page.locator("[data-memory-off]").inner_text()
+    assert "Memory is off." in page.locator(".cm-off-notice[data-memory-off]").inner_text()
 
 
 def test_add_a_guardrail_by_hand(app: Flask, page: Any) -> None:

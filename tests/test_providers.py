@@ -523,3 +523,18 @@ def test_sdks_are_imported_only_when_chosen() -> None:
         timeout=30,
     )
     assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["{", "[" * 5000 + "]" * 5000, '{"n": ' + "1" * 5000 + "}"],
+    ids=["cut short", "nested 5,000 deep", "5,000 digits"],
+)
+def test_garbled_model_arguments_are_a_retryable_provider_error(raw: str) -> None:
+    from chatmem.providers import ProviderError
+    from chatmem.providers.base import decode_arguments
+
+    with pytest.raises(ProviderError) as caught:
+        decode_arguments(raw, tool="get-post")
+    assert (caught.value.kind, caught.value.retryable) == ("server", True)
+    assert "not valid JSON" in str(caught.value)

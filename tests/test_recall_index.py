@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import literal_column, select, text
+from sqlalchemy import event, literal_column, select, text
 
 from chatmem.memory import recall as recall_queries
 from chatmem.memory.guidance import text_key
@@ -137,6 +137,10 @@ def _seed(db: Any, rng: random.Random) -> list[str]:
                 channel="python",
                 started_at=now,
                 last_seen_at=now,
+                # Ended: a sweep (any sweeper on a shared PostgreSQL database)
+                # ends and records idle open sessions, which would change the
+                # answer between the indexed call and the scan it is compared to.
+                ended_at=now,
                 recorded_at=now + timedelta(minutes=rng.randint(0, 50)) if i % 7 else None,
                 summary=summary,
                 digest=digest,
@@ -151,8 +155,9 @@ def _assert_same(db: Any, topics: list[str]) -> int:
     found = 0
     for topic in topics:
         for reader in READERS:
-            indexed = recall_queries.recall(db, topic=topic, limit=100, user_id=reader)
-            scanned = recall_queries.recall(db, topic=topic, limit=100, scan=True, user_id=reader)
+            every = {"topic": topic, "limit": 100, "guidance_limit": 500, "user_id": reader}
+            indexed = recall_queries.recall(db, **every)
+            scanned = recall_queries.recall(db, scan=True, **every)
             assert indexed == scanned, f"topic {topic!r}, reader {reader}"
             if reader is not None:
                 names = {name for uid, name in AUTHORS if uid == reader}
@@ -168,7 +173,11 @@ def test_indexed_recall_equals_the_scan(
     texts = _seed(db, rng)
     topics = _topics(rng, texts)
     assert _assert_same(db, topics) > len(topics) // 2  # the topics do find things
-    # The first pass (newest records only) answers alone when it finds enough.
+    # Every topic is rare among 300 records: counted as common instead, each
+    # goes through the first pass (newest records only) too.
+    monkeypatch.setattr(recall_queries, "RARE", 0)
+    _assert_same(db, topics)
+    # The first pass answers alone when it finds enough.
     monkeypatch.setattr(recall_queries, "RECENT", 20)
     for topic in topics:
         for limit, reader in ((1, None), (3, "2"), (10, None), (10, "4")):
@@ -237,3 +246,33 @@ def _explain(db: Any, query: Any) -> str:
     db.session.execute(text("SET LOCAL enable_seqscan = off"))
     rows = db.session.execute(text(f"EXPLAIN {statement}")).all()
     return "\n".join(row[0] for row in rows)
+
+
+CUTOFF = "SELECT chatmem_session.recorded_at \nFROM"
+
+
+def test_a_rare_topic_skips_the_first_pass_on_sqlite(
+    memory: Any, db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("the selectivity probe is SQLite's (FTS5)")
+    _seed(db, random.Random(7))
+    seen: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        seen.append(statement)
+
+    event.listen(db.engine, "before_cursor_execute", record)
+    try:
+        rare = recall_queries.recall(db, topic="gunicorn", limit=3)
+        # The first pass starts by finding the cutoff time of the newest records.
+        first_pass = [s for s in seen if s.startswith(CUTOFF)]
+        monkeypatch.setattr(recall_queries, "RARE", 5)  # now "gunicorn" counts as common
+        seen.clear()
+        common = recall_queries.recall(db, topic="gunicorn", limit=3)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", record)
+    assert first_pass == []
+    assert any(s.startswith(CUTOFF) for s in seen)
+    assert rare == common == recall_queries.recall(db, topic="gunicorn", limit=3, scan=True)
+    assert rare["sessions"], "the topic is there"

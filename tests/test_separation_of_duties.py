@@ -51,8 +51,9 @@ class Site:
     metadatas: tuple[MetaData, ...]
     # (client, csrf token) for a signed-in admin
     sign_in: Callable[[], tuple[FlaskClient, str]]
-    # Statuses a token-only request may get: 401 from chatmem, or 400 from a
-    # host's own CSRFProtect, which refuses a POST without a CSRF token first.
+    # Statuses a token-only request may get: 401 from chatmem, or 403 when a
+    # host's own CSRFProtect refuses a POST without a CSRF token first (the
+    # screen answers that failure like its own CSRF check: 403, reason csrf).
     token_only_statuses: frozenset[int] = field(default_factory=lambda: frozenset({401}))
 
     def dump(self) -> dict[str, list[tuple[str, ...]]]:
@@ -116,7 +117,7 @@ def demo_site(demo_app: Flask) -> Site:
         editor,
         (ChatmemBase.metadata, DemoBase.metadata),
         sign_in,
-        frozenset({400, 401}),
+        frozenset({401, 403}),
     )
 
 

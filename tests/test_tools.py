@@ -275,6 +275,56 @@ def test_other_values_of_integer_fields_are_refused(
     assert db.session.query(Session).count() == 0
 
 
+def test_integer_text_is_converted_up_to_19_digits(memory: Any, editor: Any) -> None:
+    """19 digits fit a 64-bit integer; longer text stays text (Python refuses 4,300+ digits)."""
+    register(memory, "counts", COUNTS)
+    got = memory.call_tool("counts", {"count": "9" * 18, "maybe": "1" * 19}, user=editor)["got"]
+    assert got == {"count": int("9" * 18), "maybe": int("1" * 19)}
+    for text in ("1" * 20, "9" * 5000):
+        error = error_of(memory, editor, "counts", {"count": text})
+        assert (error.code, error.details) == ("invalid_params", {"field": "count"})
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("9" * 19, "out_of_range"),
+        (2**63, "out_of_range"),
+        (-(2**63) - 1, "out_of_range"),
+        (1e300, "out_of_range"),
+        (float("nan"), "not_finite"),
+    ],
+)
+def test_integers_past_64_bits_and_nan_are_refused_by_name(
+    memory: Any, db: Any, editor: Any, value: Any, reason: str
+) -> None:
+    register(memory, "counts", COUNTS)
+    error = error_of(memory, editor, "counts", {"count": value})
+    assert (error.code, error.details["field"], error.details["reason"]) == (
+        "invalid_params",
+        "count",
+        reason,
+    )
+    assert db.session.query(Session).count() == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"), [("a\x00b", "nul_character"), ("a\ud800b", "lone_surrogate")]
+)
+def test_nul_and_lone_surrogates_are_refused_in_any_text(
+    memory: Any, db: Any, editor: Any, text: str, reason: str
+) -> None:
+    register(memory, "counts", COUNTS)
+    for arguments, field in (({"label": text}, "label"), ({"nested": {"k": [text]}}, "nested/k/0")):
+        error = error_of(memory, editor, "counts", arguments)
+        assert (error.code, error.details["field"], error.details["reason"]) == (
+            "invalid_params",
+            field,
+            reason,
+        )
+    assert db.session.query(Session).count() == 0 and db.session.query(LedgerEntry).count() == 0
+
+
 def test_only_integer_fields_are_canonicalised(memory: Any, editor: Any) -> None:
     register(memory, "counts", COUNTS)
     sent = {"label": "2024", "ratio": 42.0, "maybe": None, "other": "042"}

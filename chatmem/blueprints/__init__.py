@@ -10,6 +10,9 @@ def register_blueprints(app: Flask) -> None:
     prefix = str(app.config["CHATMEM_URL_PREFIX"]).rstrip("/")
     for blueprint, path in _mounts():
         app.register_blueprint(blueprint, url_prefix=prefix + path)
+    from .http_errors import answer_routing_errors
+
+    answer_routing_errors(app, prefix)
 
 
 def _mounts() -> list[tuple[Blueprint, str]]:

@@ -10,15 +10,17 @@ import logging
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
+from .. import inputs
 from ..errors import ChatmemError, InvalidParams
 from ..extension import user_id_of
 from ..memory import sessions
 from ..memory.settings import Snapshot
 from ..tokens import Bearer
 from ..tools import Tool
-from .bearer import bearer, exempt_from_csrf, memory, parse_json, read_body, session_key
+from .bearer import bearer, exempt_from_csrf, memory, read_body, session_key
+from .http_errors import add_error_headers, method_not_allowed
 from .openapi import openapi_document
 
 log = logging.getLogger("chatmem")
@@ -31,11 +33,7 @@ def error_response(error: ChatmemError) -> Response:
     """The one way this API reports a failure (SPEC §11)."""
     response = jsonify({"error": error.to_dict()})
     response.status_code = error.status
-    if error.code == "unauthorized":
-        response.headers["WWW-Authenticate"] = 'Bearer realm="chatmem"'
-    if "retry_after" in error.details:
-        response.headers["Retry-After"] = str(error.details["retry_after"])
-    return response
+    return add_error_headers(response, error)
 
 
 @api.errorhandler(ChatmemError)
@@ -45,9 +43,9 @@ def _chatmem_error(error: ChatmemError) -> Response:
 
 @api.errorhandler(HTTPException)
 def _http_error(error: HTTPException) -> Response:
-    code = {404: "not_found", 405: "not_found", 413: "payload_too_large"}.get(
-        error.code or 400, "invalid_params"
-    )
+    if isinstance(error, MethodNotAllowed):
+        return error_response(method_not_allowed(sorted(error.valid_methods or ())))
+    code = {404: "not_found", 413: "payload_too_large"}.get(error.code or 400, "invalid_params")
     return error_response(ChatmemError(error.description or "", code=code, status=error.code))
 
 
@@ -89,16 +87,8 @@ def list_tools() -> Response:
 def call_tool(name: str) -> Response:
     who = bearer()
     body = read_body()
-    if body.strip():
-        try:
-            arguments = parse_json(body)
-        except ValueError:
-            raise InvalidParams(
-                "The request body must be a JSON object of the tool's arguments.",
-                details={"field": "body"},
-            ) from None
-    else:
-        arguments = {}
+    # chatmem.inputs: bounded JSON and the value rules (NUL, NaN, 2^63...), 400 not 500.
+    arguments = inputs.parse_json(body) if body.strip() else {}
     if not isinstance(arguments, dict):
         raise InvalidParams(
             "The request body must be a JSON object of the tool's arguments.",

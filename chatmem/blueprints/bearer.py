@@ -8,15 +8,15 @@ the host's CSRF protection.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from flask import Blueprint, current_app, request
 from flask.sansio.app import App
 
-from .. import ratelimit
+from .. import inputs
+from ..admission import admit
 from ..errors import InvalidParams, PayloadTooLarge
-from ..tokens import Bearer, authenticate
+from ..tokens import Bearer
 
 SESSION_KEY_MAX = 200
 
@@ -32,10 +32,7 @@ def bearer() -> Bearer:
     The state row is read here, once for the request: the token check keys
     its cache on the revision, and the tool call reuses it.
     """
-    mem = memory()
-    who = authenticate(mem, request.headers.get("Authorization"), mem.snapshot())
-    ratelimit.hit(mem.db, who.token_id, int(mem.config("CHATMEM_RATE_LIMIT_PER_MINUTE")))
-    return who
+    return admit(memory(), request.headers.get("Authorization"))
 
 
 def read_body() -> bytes:
@@ -52,21 +49,12 @@ def read_body() -> bytes:
     return body
 
 
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def parse_json(body: bytes) -> Any:
-    """Strict JSON (no NaN or Infinity); ValueError when it is not JSON."""
-    return json.loads(body.decode("utf-8"), parse_constant=_no_constants)
-
-
 def session_key() -> str | None:
     """The REST client's `X-Chatmem-Session` grouping key, if it sent one."""
     key = request.headers.get("X-Chatmem-Session")
     if key is None:
         return None
-    key = key.strip()
+    key = inputs.check_text(key.strip(), field="X-Chatmem-Session")
     if not key or len(key) > SESSION_KEY_MAX:
         raise InvalidParams(
             f"X-Chatmem-Session must be 1-{SESSION_KEY_MAX} characters.",

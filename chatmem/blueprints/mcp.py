@@ -24,12 +24,14 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, request
 
+from .. import inputs, mcp_sessions
 from .. import mcp_protocol as rpc
-from .. import mcp_sessions
 from ..errors import ChatmemError
+from ..inputs import NotJson
 from ..mcp_protocol import RpcError
 from ..tokens import Bearer
-from .bearer import bearer, exempt_from_csrf, memory, parse_json, read_body
+from .bearer import bearer, exempt_from_csrf, memory, read_body
+from .http_errors import add_error_headers, method_not_allowed
 
 log = logging.getLogger("chatmem")
 
@@ -52,11 +54,7 @@ def refusal(error: ChatmemError) -> Response:
     response = rpc_error(
         None, RpcError(rpc.SERVER_ERROR, error.message, error.to_dict()), error.status
     )
-    if error.code == "unauthorized":
-        response.headers["WWW-Authenticate"] = 'Bearer realm="chatmem"'
-    if "retry_after" in error.details:
-        response.headers["Retry-After"] = str(error.details["retry_after"])
-    return response
+    return add_error_headers(response, error)
 
 
 # -- Host and Origin (DNS rebinding) -------------------------------------------
@@ -139,7 +137,7 @@ def endpoint() -> Response:
         return refused
     if request.method == "GET":
         # No server-to-client stream: 405 is the answer clients expect (not 404 or 200).
-        return Response(status=405, headers={"Allow": "POST, DELETE"})
+        return refusal(method_not_allowed(["POST", "DELETE"]))
     try:
         try:
             who = bearer()
@@ -176,9 +174,13 @@ def _session_gone(request_id: Any) -> Response:
 
 def dispatch(who: Bearer, body: bytes) -> Response:
     try:
-        message = parse_json(body)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return rpc_error(None, RpcError(rpc.PARSE_ERROR, "Parse error: the body is not JSON."), 400)
+        # Bounded parse only: a tool call's argument values (NUL, 2^63...) are
+        # the dispatcher's to refuse, as a tool result the model can read.
+        message = inputs.parse_json(body, values=False)
+    except NotJson as error:
+        not_json = error.details.get("reason") == "not_json"
+        message_text = "the body is not JSON." if not_json else error.message
+        return rpc_error(None, RpcError(rpc.PARSE_ERROR, f"Parse error: {message_text}"), 400)
     if not isinstance(message, dict):
         return rpc_error(
             None,

@@ -14,10 +14,11 @@ from typing import Any
 
 from flask import Blueprint, flash, jsonify, render_template, request, url_for
 from flask.typing import ResponseReturnValue
+from flask_wtf.csrf import CSRFError
 from werkzeug.wrappers import Response
 
-from .. import text, tokens
-from ..errors import ChatmemError, Conflict, InvalidParams, NotFound
+from .. import inputs, text, tokens
+from ..errors import ChatmemError, Conflict, Forbidden, InvalidParams, NotFound
 from ..extension import user_id_of
 from ..memory import guidance, held, ledger, listing, screening
 from ..memory.models import ENFORCED_SEVERITIES, ApiToken, Guidance, Session
@@ -45,6 +46,7 @@ ACTIONS = ("approve", "reject", "edit", "enable", "disable", "trash", "restore")
 # Where the admin lands after each action when the form does not say.
 HOME_TAB = {"approve": "pending", "reject": "pending", "restore": "trash"}
 BULK_MAX = 200
+ID_MAX = 2**31 - 1  # the id column's range: a larger id in a URL is simply not found
 HITS_SHOWN = 100
 DRY_RUN_SHOWN = 20
 TARGET_MAX = 200  # the column's size, as in the add and edit forms
@@ -119,7 +121,7 @@ def index() -> ResponseReturnValue:
 @admin_only(changes_state=False)
 def session_record(session_id: str) -> ResponseReturnValue:
     db = memory().db
-    record = db.session.get(Session, session_id)
+    record = db.session.get(Session, session_id) if session_id.isprintable() else None
     if record is None:
         return error_response(NotFound("No such session."))
     return render_template(
@@ -127,11 +129,12 @@ def session_record(session_id: str) -> ResponseReturnValue:
         record=record,
         rows=ledger.entries(db, session_id),
         proposed=listing.proposed_in(db, session_id),
+        conversation_url=memory().url_of_conversation,
         **helpers(),
     )
 
 
-@bp.get("/guidance/<int:entry_id>/hits")
+@bp.get(f"/guidance/<int(max={ID_MAX}):entry_id>/hits")
 @admin_only(changes_state=False)
 def hits(entry_id: int) -> ResponseReturnValue:
     """The calls this guardrail refused, newest first."""
@@ -180,20 +183,23 @@ def dry_run() -> ResponseReturnValue:
 @bp.post("/guidance")
 @admin_only(changes_state=True)
 def add() -> ResponseReturnValue:
-    fields = {k: v for k, v in _fields().items() if k in guidance.EDITABLE}
     try:
+        fields = {k: v for k, v in _fields().items() if k in guidance.EDITABLE}
         entry = guidance.admin_add(memory().db, fields, actor_id=_actor_id())
     except ChatmemError as error:
         return _failed(error, "active")
     return _done(entry, f"Added “{entry.title}”: active now.", "active", status=201)
 
 
-@bp.post("/guidance/<int:entry_id>/<action>")
+@bp.post(f"/guidance/<int(max={ID_MAX}):entry_id>/<action>")
 @admin_only(changes_state=True)
 def act(entry_id: int, action: str) -> ResponseReturnValue:
     if action not in ACTIONS:
         return error_response(NotFound(f"Unknown action {action!r}."))
-    fields = _fields()
+    try:
+        fields = _fields()
+    except ChatmemError as error:
+        return _failed(error, HOME_TAB.get(action, "active"))
     tab = fields.get("tab") or HOME_TAB.get(action, "active")
     try:
         version = _version(fields, required=action in ("approve", "edit"))
@@ -236,9 +242,10 @@ def bulk() -> ResponseReturnValue:
 @bp.post("/settings")
 @admin_only(changes_state=True)
 def settings() -> ResponseReturnValue:
-    fields = _fields()
-    name = fields.get("name")
+    fields: dict[str, Any] = {}
     try:
+        fields = _fields()
+        name = fields.get("name")
         if name not in SETTINGS:
             raise InvalidParams(
                 f"name must be one of {', '.join(SETTINGS)}.", details={"field": "name"}
@@ -256,7 +263,7 @@ def settings() -> ResponseReturnValue:
     return jsonify({"ok": True, "name": name, "value": value, "settings": state})
 
 
-@bp.post("/tokens/<int:token_id>/revoke")
+@bp.post(f"/tokens/<int(max={ID_MAX}):token_id>/revoke")
 @admin_only(changes_state=True)
 def revoke_token(token_id: int) -> ResponseReturnValue:
     """Revoke anyone's API token (audited as this curator's `token_revoke`)."""
@@ -362,7 +369,9 @@ def _done(entry: Guidance, message: str, tab: str, status: int = 200) -> Respons
     message = visible(message)  # it quotes the title, which may predate the text rules
     if wants_json():
         return jsonify({"ok": True, "entry": entry_json(entry), "message": message}), status
-    return flash_back(message, "ok", _tab(tab), request.form.get("page"))
+    return flash_back(
+        message, "ok", _tab(tab), request.form.get("page"), anchor=f"entry-{entry.id}"
+    )
 
 
 def _failed(error: ChatmemError, tab: str) -> ResponseReturnValue:
@@ -386,10 +395,15 @@ def entry_json(entry: Guidance) -> dict[str, Any]:
 
 
 def _fields() -> dict[str, Any]:
+    """The action's fields, from a JSON object or a form, through `chatmem.inputs`."""
     if request.is_json:
-        body = request.get_json(silent=True)
-        return body if isinstance(body, dict) else {}
-    return request.form.to_dict(flat=True) | {"value": _last(request.form.getlist("value"))}
+        body = inputs.parse_json(request.get_data())
+        if not isinstance(body, dict):
+            raise InvalidParams("Send a JSON object of fields.", details={"field": "body"})
+        return body
+    fields = request.form.to_dict(flat=True) | {"value": _last(request.form.getlist("value"))}
+    inputs.check_value(fields, field="")
+    return fields
 
 
 def _last(values: list[str]) -> str | None:
@@ -406,11 +420,7 @@ def _version(fields: dict[str, Any], *, required: bool) -> int | None:
                 details={"field": "version"},
             )
         return None
-    if isinstance(raw, int) and not isinstance(raw, bool):
-        return raw
-    if isinstance(raw, str) and raw.strip().isdigit():
-        return int(raw)
-    raise InvalidParams("version must be a whole number.", details={"field": "version"})
+    return inputs.whole_number(raw, field="version")
 
 
 def _bulk_ids(raw: list[str]) -> list[int]:
@@ -418,9 +428,7 @@ def _bulk_ids(raw: list[str]) -> list[int]:
         raise InvalidParams("Select at least one entry.", details={"field": "id"})
     if len(raw) > BULK_MAX:
         raise InvalidParams(f"Select at most {BULK_MAX} entries.", details={"field": "id"})
-    if not all(r.strip().isdigit() for r in raw):
-        raise InvalidParams("id must be a whole number.", details={"field": "id"})
-    return list(dict.fromkeys(int(r) for r in raw))
+    return list(dict.fromkeys(inputs.whole_number(r, field="id") for r in raw))
 
 
 def _bool_field(raw: Any) -> bool:
@@ -450,6 +458,14 @@ def _tab(tab: str) -> str:
 
 def _actor_id() -> str:
     return user_id_of(current_user())
+
+
+@bp.errorhandler(CSRFError)
+def _csrf_failed(error: CSRFError) -> ResponseReturnValue:
+    """The host's CSRFProtect refused first: answer like our own check (JSON to scripts)."""
+    return error_response(
+        Forbidden(f"{error.description} Reload the page and try again.", details={"reason": "csrf"})
+    )
 
 
 @bp.after_request

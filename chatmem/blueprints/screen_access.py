@@ -152,12 +152,20 @@ def error_response(error: ChatmemError, *, page: str = "refused") -> ResponseRet
     return html, error.status
 
 
-def flash_back(message: str, category: str, tab: str, page: Any = None) -> ResponseReturnValue:
-    """After a form POST: the message, then 303 back to the tab it came from."""
+def flash_back(
+    message: str, category: str, tab: str, page: Any = None, anchor: str | None = None
+) -> ResponseReturnValue:
+    """After a form POST: the message, then 303 back to the tab it came from.
+
+    `anchor` (an element id) brings the browser back to the row it acted on,
+    rather than to the top of a long list.
+    """
     flash(message, category)
     args: dict[str, Any] = {"tab": tab}
     if page and str(page).isdigit() and int(page) > 1:
         args["page"] = int(page)
+    if anchor:
+        args["_anchor"] = anchor
     return redirect(url_for("chatmem_memory.index", **args), code=303)
 
 

@@ -16,12 +16,12 @@ from flask.typing import ResponseReturnValue
 from .. import text
 from ..errors import ChatmemError, InvalidParams, NotFound
 from ..memory import held
-from .memory_screen import _actor_id, _failed, _fields, bp
+from .memory_screen import ID_MAX, _actor_id, _failed, _fields, bp
 from .screen_access import admin_only, error_response, flash_back, memory, wants_json
 from .screen_view import helpers, visible
 
 
-@bp.post("/held/<int:request_id>/<decision>")
+@bp.post(f"/held/<int(max={ID_MAX}):request_id>/<decision>")
 @admin_only(changes_state=True)
 def decide(request_id: int, decision: str) -> ResponseReturnValue:
     """Allow once or Deny a call an `ask` guardrail held; a second decision is a 409."""

@@ -71,7 +71,7 @@ def helpers() -> dict[str, Any]:
         "block_limit": LIMIT,
         "user_name": user_name,
         "enforcement": enforcement,
-        "has_own_title": _has_own_title,
+        "heading_of": _heading_of,
         "when": _when,
         "ago": _ago,
         "as_json": _as_json,
@@ -102,6 +102,22 @@ def hides_text(entry: Guidance) -> bool:
 
 def _has_own_title(entry: Guidance) -> bool:
     return entry.title != guidance.default_title(entry.text)
+
+
+HEADING_MAX = 120
+
+
+def _heading_of(entry: Guidance) -> str:
+    """A row's heading: its own title, else its text, cut at a word when long.
+
+    The text is then shown in full below it: a long entry is never one giant heading.
+    """
+    if _has_own_title(entry):
+        return entry.title
+    if len(entry.text) <= HEADING_MAX:
+        return entry.text
+    cut = entry.text[:HEADING_MAX]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
 
 
 def _as_json(value: Any) -> str:

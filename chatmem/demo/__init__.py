@@ -20,7 +20,7 @@ from werkzeug.exceptions import HTTPException
 from chatmem.config import Setting, from_environ, integer
 
 from . import tools  # noqa: F401 - registers the built-in tools and hooks on `memory`
-from .extensions import csrf, db, login_manager, memory
+from .extensions import csrf, db, limiter, login_manager, memory
 from .seed import setup_database
 from .views import bp, http_error, server_error
 
@@ -77,6 +77,7 @@ def create_app(
     login_manager.login_view = "demo.login"
     login_manager.login_message = None  # the login page says enough
     csrf.init_app(app)
+    limiter.init_app(app)
 
     app.register_blueprint(bp)
     app.register_error_handler(HTTPException, http_error)

@@ -18,10 +18,12 @@ import re
 import secrets
 from typing import Any
 
-from flask import current_app
+from flask import current_app, url_for
+from flask_login import current_user
 from sqlalchemy import select
 
 from chatmem import ChatmemError, Conflict, InvalidParams, NotFound
+from chatmem.inputs import NotJson, json_safe, parse_json
 from chatmem.memory.models import Session as MemorySession
 from chatmem.providers import (
     Message,
@@ -43,6 +45,7 @@ log = logging.getLogger("chatmem.demo")
 CONTENT_MAX = 8000
 TITLE_CHARS = 60
 TRANSCRIPT_MAX = 20000
+_JSON_FIELDS = ("arguments", "result", "tool_calls")
 BASE_PROMPT = (
     "You are the assistant of a small website. You can read and change its posts, pages "
     "and header/footer templates with the tools you are given. Call recall at the start "
@@ -127,6 +130,21 @@ def transcript_for_session(session_id: str) -> str | None:
     return transcript(conversation) if conversation else None
 
 
+@memory.conversation_url
+def conversation_for_session(session_id: str) -> str | None:
+    """The `conversation_url` hook: the Memory screen's session page links to the chat.
+
+    Only for the signed-in user's own conversations: the demo shows a
+    conversation to its owner alone, so any other link would be a 404.
+    """
+    conversation = db.session.scalar(
+        select(Conversation).where(Conversation.session_id == session_id)
+    )
+    if conversation is None or str(conversation.user_id) != str(current_user.get_id()):
+        return None
+    return url_for("demo.chat_page", conversation_id=conversation.id)
+
+
 # -- a turn -------------------------------------------------------------------
 
 
@@ -155,12 +173,36 @@ def post_message(
     shown = concealed_command(command["name"], command["args"]) if command else None
     turn.add(role="user", content=shown or content)
     if conversation.title == "New conversation":
-        conversation.title = short_title(shown or content)
-    if command:
+        named = command["name"] if command else None
+        conversation.title = f"Tool call: {named}" if named else short_title(shown or content)
+    if content.strip() == "/help":
+        turn.add(role="notice", content=help_text(user, read_only=read_only))
+    elif command:
         turn.tool_command(command["name"], command["args"])
     else:
         turn.ask_model()
     return turn.added
+
+
+def help_text(user: User, *, read_only: bool = False) -> str:
+    """`/help`: the tools this user may call, each with its arguments, and the syntax."""
+    lines = [TOOL_USAGE + ". The tools you may call:"]
+    for spec in tool_specs(user, read_only=read_only):
+        schema = spec.input_schema
+        required = set(schema.get("required", ()))
+        arguments = ", ".join(
+            f"{name}{'' if name in required else '?'}: {_type_of(field)}"
+            for name, field in schema.get("properties", {}).items()
+        )
+        lines.append(f"- {spec.name} {{{arguments}}}: {spec.description}")
+    return "\n".join(lines)
+
+
+def _type_of(field: dict[str, Any]) -> str:
+    if "enum" in field:
+        return " | ".join(json.dumps(value) for value in field["enum"])
+    kind = field.get("type", "any")
+    return " | ".join(kind) if isinstance(kind, list) else str(kind)
 
 
 def concealed(name: str, arguments: Any) -> Any:
@@ -172,8 +214,8 @@ def concealed(name: str, arguments: Any) -> Any:
 def concealed_command(name: str | None, raw_args: str | None) -> str | None:
     """`/tool NAME {...}` rewritten with its hidden fields, or None when none are hidden."""
     try:
-        arguments = json.loads(raw_args) if name and raw_args else None
-    except json.JSONDecodeError:
+        arguments = parse_json(raw_args, values=False) if name and raw_args else None
+    except InvalidParams:  # not bounded JSON: tool_command says so
         return None
     if not isinstance(arguments, dict) or not name:
         return None
@@ -277,22 +319,27 @@ class _Turn:
     def add(self, **fields: Any) -> ChatMessage:
         # Committed at once: a failing tool rolls the session back, and the
         # conversation so far must survive that.
-        message = ChatMessage(conversation_id=self.conversation.id, **fields)
+        # A tool call may hold NaN, NUL or a lone surrogate (refused by the
+        # dispatcher): its record keeps null and U+FFFD, which JSON columns take.
+        safe = {k: json_safe(v) if k in _JSON_FIELDS else v for k, v in fields.items()}
+        message = ChatMessage(conversation_id=self.conversation.id, **safe)
         db.session.add(message)
         db.session.commit()
         self.added.append(message)
         return message
 
     def tool_command(self, name: str | None, raw_args: str | None) -> None:
+        raw_args = (raw_args or "").strip()
         if not name:
             self.add(role="notice", content=TOOL_USAGE)
             return
         try:
-            arguments = json.loads(raw_args) if raw_args and raw_args.strip() else {}
-        except json.JSONDecodeError as exc:
-            self.add(
-                role="notice", content=f"Those arguments are not JSON ({exc.msg}). {TOOL_USAGE}"
-            )
+            # Bounded parse only: the values are the dispatcher's to refuse,
+            # as a tool error naming the field, like on every other channel.
+            arguments = parse_json(raw_args, field="arguments", values=False) if raw_args else {}
+        except NotJson as exc:
+            why = exc.message
+            self.add(role="notice", content=f"Those arguments are not JSON ({why}) {TOOL_USAGE}")
             return
         if not isinstance(arguments, dict):
             self.add(role="notice", content=f"The arguments must be a JSON object. {TOOL_USAGE}")

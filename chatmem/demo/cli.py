@@ -6,9 +6,12 @@ import argparse
 import logging
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from flask import Flask
+from waitress.server import create_server
 from werkzeug.serving import make_server, select_address_family
 
 from chatmem.config import ConfigError
@@ -21,9 +24,10 @@ log = logging.getLogger("chatmem.demo")
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="chatmem-demo",
-        description="Run the chatmem demo chat app (development server; see the README "
-        "for gunicorn). Every CHATMEM_* setting may also come from the environment; "
-        "these flags win over it.",
+        description="Run the chatmem demo chat app on waitress, a production WSGI server "
+        "with threads (--debug: Werkzeug's development server instead; see the README for "
+        "gunicorn). Every CHATMEM_* setting may also come from the environment; these flags "
+        "win over it.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (127.0.0.1)")
     parser.add_argument("--port", type=int, default=5000, help="port to listen on (5000)")
@@ -46,7 +50,34 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--model", help="model name (default: $CHATMEM_MODEL, else the provider's cheap default)"
     )
+    parser.add_argument(
+        "--threads",
+        type=_positive,
+        default=THREADS,
+        help=f"requests served at once, one thread each ({THREADS})",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="serve with Werkzeug's development server (logs every request; not for production)",
+    )
     return parser.parse_args(argv)
+
+
+# Waitress's default is 4. A chat turn holds its thread for the whole LLM
+# call (seconds), so a few slow conversations would starve quick recalls;
+# 8 stays under SQLAlchemy's default pool (5 + 10 overflow).
+THREADS = 8
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= 256:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 256, not {value!r}")
+    return number
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -66,27 +97,50 @@ def main(argv: Sequence[str] | None = None) -> None:
         app = create_app(config, instance_path=args.instance_path)
     except ConfigError as error:
         sys.exit(f"chatmem-demo: {error}")
-    # (If another server took the port meanwhile, werkzeug says so and exits.)
-    server = make_server(args.host, args.port, app, threaded=True)
+    # (If another server took the port meanwhile, the server says so and exits.)
+    server = _development(app, args) if args.debug else _production(app, args)
     log.info(
         "chatmem demo: open http://%s:%d and log in as admin/admin, editor/editor or "
-        "viewer/viewer (demo-only passwords); provider: %s",
+        "viewer/viewer (demo-only passwords); provider: %s; server: %s",
         args.host,
         args.port,
         app.config["CHATMEM_PROVIDER"],
+        server.name,
     )
     try:
-        server.serve_forever()
+        server.serve()
     except KeyboardInterrupt:
         pass
     finally:
-        server.server_close()
+        server.close()
+
+
+@dataclass
+class _Server:
+    name: str
+    serve: Callable[[], None]
+    close: Callable[[], None]
+
+
+def _production(app: Flask, args: argparse.Namespace) -> _Server:
+    # Waitress: pure Python (installs anywhere the demo does, Windows too),
+    # threaded, and hardened against slow or malformed clients, which the
+    # development server is not. Its own "Serving on" line says where too.
+    server = create_server(app, host=args.host, port=args.port, threads=args.threads)
+    return _Server(f"waitress, {args.threads} threads", server.run, server.close)
+
+
+def _development(app: Flask, args: argparse.Namespace) -> _Server:
+    server = make_server(args.host, args.port, app, threaded=True)
+    return _Server(
+        "Werkzeug development server (--debug)", server.serve_forever, server.server_close
+    )
 
 
 def _check_port(host: str, port: int) -> None:
     """Exit with a message naming --port when the port is taken."""
     with socket.socket(select_address_family(host, port), socket.SOCK_STREAM) as probe:
-        # The option werkzeug's server binds with, so "free" means free for it.
+        # The option both servers bind with, so "free" means free for them.
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))

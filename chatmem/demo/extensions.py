@@ -7,6 +7,8 @@ by `create_app` (tests make many) shares those registrations.
 
 from __future__ import annotations
 
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf.csrf import CSRFProtect
@@ -33,3 +35,8 @@ db = SQLAlchemy(model_class=Base)
 memory = ChatMemory(db=db)
 login_manager = LoginManager()
 csrf = CSRFProtect()
+# Sign-in throttling (see views.login). Memory storage: the demo is one
+# process; several workers would each count alone, so a deployment with more
+# would point RATELIMIT_STORAGE_URI at Redis. No limit applies by default:
+# only the routes that ask for one are limited.
+limiter = Limiter(key_func=get_remote_address, storage_uri="memory://")

@@ -14,6 +14,8 @@ from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from chatmem.inputs import json_safe
+
 from .extensions import db
 
 POST_TYPES = ("post", "page", "header_footer")
@@ -97,6 +99,12 @@ class Conversation(db.Model):  # type: ignore[name-defined,misc]
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
     closed_at: Mapped[datetime | None] = mapped_column(DateTime)
 
+    @property
+    def project_memory(self) -> str:
+        """The `## Project memory` block this conversation began with ("" when none)."""
+        head, sep, block = self.system_context.partition("## Project memory")
+        return sep + block if sep else ""
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -139,12 +147,14 @@ class ChatMessage(db.Model):  # type: ignore[name-defined,misc]
             out.update(
                 tool_call_id=self.tool_call_id,
                 name=self.tool_name,
-                arguments=self.arguments,
-                result=self.result,
+                # json_safe: a NaN stored before the input rules must not
+                # make the whole conversation unreadable to the page.
+                arguments=json_safe(self.arguments),
+                result=json_safe(self.result),
                 outcome=self.outcome,
             )
             return out
         out["content"] = self.content
         if self.tool_calls:
-            out["tool_calls"] = self.tool_calls
+            out["tool_calls"] = json_safe(self.tool_calls)
         return out

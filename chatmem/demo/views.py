@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import shlex
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,17 +44,20 @@ from chatmem import (
     Unauthorized,
     tokens,
 )
+from chatmem.admission import admit
+from chatmem.errors import headers_for
 from chatmem.extension import user_id_of
+from chatmem.inputs import parse_json
 from chatmem.memory.models import ApiToken
-from chatmem.tokens import authenticate
 
 from . import chat
 from .connect import mcp_configs
-from .extensions import csrf, db, login_manager, memory
+from .extensions import csrf, db, limiter, login_manager, memory
 from .models import Conversation, User
 
 bp = Blueprint("demo", __name__)
 API = "/chat/api/"
+ID_MAX = 2**31 - 1  # the id column's range: a larger id in a URL is simply not found
 
 
 # -- errors -----------------------------------------------------------------
@@ -63,9 +67,9 @@ def _wants_json() -> bool:
     return request.path.startswith(API)
 
 
-def error_response(error: ChatmemError) -> tuple[Response, int]:
-    """The one JSON error shape of the chat API."""
-    return jsonify({"error": error.to_dict()}), error.status
+def error_response(error: ChatmemError) -> tuple[Response, int, dict[str, str]]:
+    """The one JSON error shape of the chat API (Retry-After on a 429, as chatmem's)."""
+    return jsonify({"error": error.to_dict()}), error.status, headers_for(error)
 
 
 @bp.errorhandler(ChatmemError)
@@ -85,6 +89,8 @@ def _csrf_error(error: CSRFError) -> Any:
 
 def http_error(error: HTTPException) -> Any:
     """App-wide: 404/405/413/500 as JSON on the API, a plain page elsewhere."""
+    if error.response is not None:
+        return error.response  # made for this error already (the sign-in throttle's page)
     status = error.code or 500
     if status == 413:
         mapped: ChatmemError = PayloadTooLarge("The request body is too large.")
@@ -94,9 +100,11 @@ def http_error(error: HTTPException) -> Any:
         mapped = ChatmemError(
             error.description or "Request failed.", code="http_error", status=status
         )
+    # Keep what the status needs (Allow on a 405), whichever body answers.
+    headers = {k: v for k, v in error.get_headers() if k in ("Allow", "Retry-After")}
     if _wants_json():
-        return error_response(mapped)
-    return render_template("demo/error.html", message=mapped.message), status
+        return error_response(mapped)[:2] + (headers,)
+    return render_template("demo/error.html", message=mapped.message), status, headers
 
 
 def server_error(error: Exception) -> Any:
@@ -148,12 +156,51 @@ def favicon() -> Any:
     return current_app.send_static_file("favicon.svg")
 
 
+# Sign-in throttle: failed attempts only (a right password is never counted),
+# per username (guessing one account's password) and per address (trying
+# many accounts). The 11th failure for a name within a minute gets 429, and
+# other users keep signing in.
+LOGIN_FAILURES_PER_USER = "10 per minute"
+LOGIN_FAILURES_PER_ADDRESS = "30 per minute"
+TOO_MANY_SIGN_INS = "Too many failed sign-ins: wait a minute, then try again."
+
+
+def _sign_in_name() -> str:
+    return "sign-in:" + request.form.get("username", "").strip().lower()[:200]
+
+
+def _sign_in_failed(response: Response) -> bool:
+    return response.status_code == 401
+
+
+def _too_many_sign_ins(limit: Any) -> Response:
+    page = render_template("demo/login.html", error=TOO_MANY_SIGN_INS)
+    response = Response(page, status=429)
+    response.headers["Retry-After"] = str(max(1, int(limit.reset_at - time.time())))
+    return response
+
+
 @bp.route("/login", methods=["GET", "POST"])
+@limiter.limit(
+    LOGIN_FAILURES_PER_USER,
+    key_func=_sign_in_name,
+    methods=["POST"],
+    deduct_when=_sign_in_failed,
+    on_breach=_too_many_sign_ins,
+)
+@limiter.limit(
+    LOGIN_FAILURES_PER_ADDRESS,
+    methods=["POST"],
+    deduct_when=_sign_in_failed,
+    on_breach=_too_many_sign_ins,
+)
 def login() -> Any:
     error = None
     if request.method == "POST":
         username = request.form.get("username", "").strip()
-        user = db.session.scalar(select(User).where(User.username == username))
+        # A name PostgreSQL could not even compare (NUL) is simply no user.
+        known = "\x00" not in username and len(username) <= 200
+        user = db.session.scalar(select(User).where(User.username == username)) if known else None
         if user is not None and user.check_password(request.form.get("password", "")):
             login_user(user)
             return redirect(_safe_next(request.args.get("next")))
@@ -177,7 +224,7 @@ def logout() -> Any:
 
 
 @bp.get("/chat")
-@bp.get("/chat/<int:conversation_id>")
+@bp.get(f"/chat/<int(max={ID_MAX}):conversation_id>")
 @login_required
 def chat_page(conversation_id: int | None = None) -> Any:
     conversation = _own(conversation_id) if conversation_id is not None else None
@@ -226,7 +273,7 @@ def create_token() -> Any:
     return _connect_page(created=token, plain=plain), 201
 
 
-@bp.post("/connect/tokens/<int:token_id>/revoke")
+@bp.post(f"/connect/tokens/<int(max={ID_MAX}):token_id>/revoke")
 @login_required
 def revoke_token(token_id: int) -> Any:
     """Revoke one of the user's own tokens (anyone else's is 404, as if absent)."""
@@ -292,7 +339,9 @@ def api_login(view: Callable[..., Any]) -> Callable[..., Any]:
     def checked(*args: Any, **kwargs: Any) -> Any:
         authorization = request.headers.get("Authorization")
         if authorization is not None:
-            who = authenticate(memory, authorization, memory.snapshot())
+            # chatmem's door for tokens: the same check and the same per-token
+            # budget as its MCP and REST endpoints, so no channel is a way around it.
+            who = admit(memory, authorization)
             g.api_user, g.api_read_only = who.user, who.read_only
         else:
             if not current_user.is_authenticated:
@@ -323,7 +372,7 @@ def api_create() -> Any:
     return jsonify(conversation.to_dict()), 201
 
 
-@bp.get(API + "conversations/<int:conversation_id>")
+@bp.get(f"{API}conversations/<int(max={ID_MAX}):conversation_id>")
 @api_login
 def api_show(conversation_id: int) -> Any:
     conversation = _own(conversation_id)
@@ -332,20 +381,27 @@ def api_show(conversation_id: int) -> Any:
     return jsonify(body)
 
 
-@bp.post(API + "conversations/<int:conversation_id>/messages")
+@bp.post(f"{API}conversations/<int(max={ID_MAX}):conversation_id>/messages")
 @api_login
 def api_message(conversation_id: int) -> Any:
     conversation = _own(conversation_id)
-    body = request.get_json(silent=True)
+    # chatmem's bounded parser: deep nesting, NaN, NUL, lone surrogates and
+    # 5,000-digit numbers are a 400 here too, never a 500 or a stored row.
+    body = parse_json(request.get_data()) if request.is_json else None
     if not isinstance(body, dict):
         raise InvalidParams('Send a JSON object: {"content": "..."}.', details={"field": "content"})
     added = chat.post_message(
         conversation, _caller(), body.get("content"), read_only=g.api_read_only
     )
-    return jsonify({"messages": [m.to_dict() for m in added]}), 201
+    # The conversation too: its first message titles it, and the page shows the title.
+    return jsonify(
+        {"messages": [m.to_dict() for m in added], "conversation": conversation.to_dict()}
+    ), 201
 
 
-@bp.get(API + "conversations/<int:conversation_id>/held/<int:message_id>")
+@bp.get(
+    f"{API}conversations/<int(max={ID_MAX}):conversation_id>/held/<int(max={ID_MAX}):message_id>"
+)
 @api_login
 def api_held_state(conversation_id: int, message_id: int) -> Any:
     """Where a held call stands: the "Waiting for approval" card asks."""
@@ -353,7 +409,9 @@ def api_held_state(conversation_id: int, message_id: int) -> Any:
     return jsonify(chat.approval_state(conversation, _caller(), message_id))
 
 
-@bp.post(API + "conversations/<int:conversation_id>/held/<int:message_id>/run")
+@bp.post(
+    f"{API}conversations/<int(max={ID_MAX}):conversation_id>/held/<int(max={ID_MAX}):message_id>/run"
+)
 @api_login
 def api_run_now(conversation_id: int, message_id: int) -> Any:
     """Run now: the allowed call, through the same dispatch path."""
@@ -362,7 +420,7 @@ def api_run_now(conversation_id: int, message_id: int) -> Any:
     return jsonify({"messages": [m.to_dict() for m in added]}), 201
 
 
-@bp.post(API + "conversations/<int:conversation_id>/close")
+@bp.post(f"{API}conversations/<int(max={ID_MAX}):conversation_id>/close")
 @api_login
 def api_close(conversation_id: int) -> Any:
     conversation = _own(conversation_id)

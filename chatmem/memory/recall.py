@@ -1,8 +1,8 @@
 """The queries behind the `recall` tool.
 
 `topic` is a case-insensitive substring over guidance title and text and over
-session summaries and digests. Guidance is returned in block priority order,
-sessions newest first.
+session summaries and digests. Guidance is returned one bounded page at a
+time in recall's order (see `recall_page`), sessions newest first.
 
 The predicate is always the plain scan's (`lower(column) LIKE '%topic%'`); on
 SQLite an FTS5 trigram index first narrows the rows it is applied to, and on
@@ -21,6 +21,7 @@ from sqlalchemy import (
     Row,
     and_,
     bindparam,
+    case,
     column,
     func,
     literal_column,
@@ -30,14 +31,25 @@ from sqlalchemy import (
 )
 
 from . import reads, search
-from .block import priority
 from .models import (
     GUIDANCE_RECORD_COLUMNS,
+    GUIDANCE_TYPES,
     SESSION_RECORD_COLUMNS,
     Guidance,
     Session,
     guidance_record,
     session_record,
+)
+from .recall_page import (
+    DEFAULT_LIMIT,
+    Key,
+    Ordered,
+    Page,
+    approved_at_of,
+    decode,
+    following,
+    page,
+    query_of,
 )
 
 ESCAPE = "/"
@@ -91,23 +103,89 @@ _OWN_NEWEST_RECORDS = (
 )
 
 
-def guidance(
-    db: SQLAlchemy, *, type: str | None = None, topic: str | None = None, scan: bool = False
-) -> list[Row[Any]]:
-    """Approved, enabled entries (rows of GUIDANCE_RECORD_COLUMNS) in block priority order."""
-    query = _ACTIVE_GUIDANCE
-    if type:
-        query = query.where(Guidance.type == type)
-    if topic:
-        columns = (Guidance.title, Guidance.text)
-        query = query.where(
-            topic_filter(db, "chatmem_guidance", Guidance.id, columns, topic, scan=scan)
-        )
-    return sorted(db.session.execute(query), key=priority)
-
-
 # How many of the newest records the first, index-free pass reads.
 RECENT = 1000
+# A topic the SQLite index finds in fewer rows than this is rare: the index
+# serves it. A common one is served better without: sessions by the first
+# pass over the newest records, guidance by scanning the active entries.
+RARE = 1000
+
+
+def _rare(db: SQLAlchemy, topic: str, table: str) -> bool:
+    """Whether the trigram index finds this topic in fewer than RARE rows of `table` (SQLite).
+
+    Asking costs 0.1-0.5 ms whatever the topic, because the probe stops at
+    RARE candidates. It saves a rare topic the first pass over sessions
+    (several ms on 100,000 records), and a common one the index's cost of
+    listing thousands of candidates (FTS5 is slower than a scan then). The
+    candidates are a superset, so a topic counted rare is rare. On
+    PostgreSQL (no FTS table) nothing is rare: pg_trgm serves the predicate.
+    """
+    connection = db.session.connection()
+    fts = search.fts_table(connection.engine, connection, table, topic)
+    if fts is None:
+        return False
+    probe = f"SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?)"
+    phrase = search.match_phrase(topic.lower())
+    return int(connection.exec_driver_sql(probe, (phrase, RARE)).scalar() or 0) < RARE
+
+
+# recall's guidance order (see recall_page.order_key), for the query.
+_type_rank: ColumnElement[int] = case(
+    {t: i for i, t in enumerate(GUIDANCE_TYPES)}, value=Guidance.type
+)
+_approved: ColumnElement[Any] = func.coalesce(Guidance.approved_at, Guidance.created_at)
+_RECALL_ORDER = (_type_rank, _approved.desc(), Guidance.id.desc())
+
+
+def _after(key: Key) -> ColumnElement[bool]:
+    """Entries that come after `key` in recall's order (the keyset condition)."""
+    rank, _when, minus_id = key
+    when = approved_at_of(key)
+    later_in_type = or_(_approved < when, and_(_approved == when, Guidance.id < -minus_id))
+    return or_(_type_rank > rank, and_(_type_rank == rank, later_in_type))
+
+
+def guidance(
+    db: SQLAlchemy,
+    *,
+    type: str | None = None,
+    topic: str | None = None,
+    scan: bool = False,
+    limit: int = DEFAULT_LIMIT,
+    cursor: str | None = None,
+) -> Page[dict[str, Any]]:
+    """One page of the approved, enabled entries matching the filters, in recall's order.
+
+    The database sorts and stops at the page (a word in half the entries
+    would otherwise bring thousands of rows to Python to keep fifty), and
+    counts the matches for `guidance_total`.
+    """
+    query_filters = query_of(type, topic)
+    after = decode(cursor, query_filters) if cursor is not None else None
+    matching = _ACTIVE_GUIDANCE
+    if type:
+        matching = matching.where(Guidance.type == type)
+    if topic:
+        columns = (Guidance.title, Guidance.text)
+        indexed = not scan and _rare(db, topic, "chatmem_guidance")
+        matching = matching.where(
+            topic_filter(db, "chatmem_guidance", Guidance.id, columns, topic, scan=not indexed)
+        )
+    paged = matching if after is None else matching.where(_after(after))
+    # One more than the page: whether another page follows.
+    rows = list(db.session.execute(paged.order_by(*_RECALL_ORDER).limit(limit + 1)))
+    more = len(rows) > limit
+    if after is None and not more:
+        total = len(rows)  # the first page holds them all: nothing left to count
+    else:
+        # A query of its own: `count(*) OVER ()` in the page query made
+        # SQLite keep every match, text and all, to sort them (84 ms for
+        # 5,000 matches, against a few ms for this count and a top-N sort).
+        count = select(func.count()).select_from(matching.subquery())
+        total = int(db.session.execute(count).scalar() or 0)
+    next_cursor = following(rows[limit - 1], query_filters) if more else None
+    return Page([guidance_record(r) for r in rows[:limit]], total, next_cursor)
 
 
 def session_records(
@@ -129,7 +207,8 @@ def session_records(
     at `limit` matches; a rare one by the trigram index. So the first pass
     scans only the newest RECENT records: if it finds `limit` matches they
     are exactly the newest matches overall. Only otherwise does the second,
-    indexed pass run over the whole history.
+    indexed pass run over the whole history. On SQLite a cheap probe of the
+    index first tells a rare topic, which goes straight to the second pass.
     """
     own = user_id is not None
     if not topic:
@@ -140,19 +219,24 @@ def session_records(
     query = records
     columns = (Session.summary, Session.digest)
     predicate = topic_filter(db, "chatmem_session", None, columns, topic, scan=True)
-    if not scan:
-        # A derived table, not `id IN (...)`: both engines stream it in order
-        # and stop at `limit` matches.
-        recent = records.order_by(*_NEWEST).limit(RECENT).subquery("recent")
-        among = topic_filter(db, "", None, (recent.c.summary, recent.c.digest), topic, scan=True)
-        found = list(
-            db.session.execute(
-                select(recent)
-                .where(among)
-                .order_by(recent.c.recorded_at.desc(), recent.c.id)
-                .limit(limit)
-            )
-        )
+    if not scan and not _rare(db, topic, "chatmem_session"):
+        # The newest RECENT records are those from the RECENT-th newest
+        # time on (an index-only walk to find it). A bound on recorded_at,
+        # not a LIMITed derived table: SQLite sorted that table whole (all
+        # RECENT rows read, ~2 ms) before it kept `limit`; this walk stops
+        # at the `limit`-th match. Ties at the cutoff all come in, so what is
+        # scanned is still a prefix of the order: `limit` matches in it are
+        # the newest overall.
+        times = select(Session.recorded_at).where(Session.recorded_at.is_not(None))
+        if own:
+            times = times.where(Session.user_id == user_id)
+        cutoff = db.session.execute(
+            times.order_by(Session.recorded_at.desc()).offset(RECENT - 1).limit(1)
+        ).scalar()
+        recent = query.where(predicate)
+        if cutoff is not None:
+            recent = recent.where(Session.recorded_at >= cutoff)
+        found: list[Row[Any]] = list(db.session.execute(recent.order_by(*_NEWEST).limit(limit)))
         if len(found) == limit:
             return found
     if scan or db.engine.dialect.name != "postgresql":
@@ -173,25 +257,37 @@ def recall(
     type: str | None = None,
     topic: str | None = None,
     limit: int = 10,
+    guidance_limit: int = DEFAULT_LIMIT,
+    cursor: str | None = None,
     scan: bool = False,
-    approved: list[dict[str, Any]] | None = None,
+    approved: Ordered[dict[str, Any]] | None = None,
     user_id: str | None = None,
-) -> dict[str, list[dict[str, Any]]]:
+) -> dict[str, Any]:
     """`scan=True` skips the indexes: the reference the indexed path must equal.
 
     `user_id` limits the session records to that user's (guidance is the
     site's, approved by a person, and the same for everyone).
 
     `approved`, when given, is all active guidance already shaped and in
-    priority order (the caller's per-revision cache); without a topic it
-    stands in for the guidance query.
+    recall's order (the caller's per-revision cache); without a topic it
+    stands in for the guidance query. Only the page is copied out of it.
+
+    Guidance comes a page at a time (`guidance_limit`, `cursor`); sessions
+    are the newest `limit` records on every page.
     """
     if approved is not None and not topic:
-        found = [g for g in approved if not type or g["type"] == type]
+        shown = page(
+            approved.of_type(type),
+            limit=guidance_limit,
+            cursor=cursor,
+            query=query_of(type, topic),
+        )
     else:
-        found = [guidance_record(g) for g in guidance(db, type=type, topic=topic, scan=scan)]
+        shown = guidance(db, type=type, topic=topic, scan=scan, limit=guidance_limit, cursor=cursor)
     return {
-        "guidance": found,
+        "guidance": [dict(g) for g in shown.items],
+        "guidance_total": shown.total,
+        "cursor": shown.cursor,
         "sessions": [
             session_record(s)
             for s in session_records(db, topic=topic, limit=limit, scan=scan, user_id=user_id)

@@ -169,7 +169,7 @@ def decode_arguments(raw: str | None, *, tool: str) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(raw)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # also 4,300+ digits, or nesting past the stack
         raise ProviderError(
             f"the model sent arguments for tool {tool!r} that are not valid JSON",
             kind="server",

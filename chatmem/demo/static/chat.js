@@ -164,12 +164,14 @@
         const reply = await post(api + "/" + data.conversation.id + "/messages", { content });
         box.value = "";
         append(reply.messages);
-        const heading = document.querySelector(".conversation-head h1");
-        if (heading && heading.textContent === "New conversation") {
-          // As the server titles it: from the message as kept (a password hidden).
-          const kept = reply.messages.find((m) => m.role === "user");
-          const text = (kept ? kept.content : content).split(/\s+/).join(" ");
-          heading.textContent = text.length <= 60 ? text : text.slice(0, 60).replace(/ [^ ]*$/, "") + "…";
+        // The title the server gave the conversation, on the page and in the sidebar.
+        const title = reply.conversation && reply.conversation.title;
+        if (title) {
+          const heading = document.querySelector(".conversation-head h1");
+          const listed = document.querySelector(".conversation-list a[aria-current] .title");
+          if (heading) heading.textContent = title;
+          if (listed) listed.textContent = title;
+          document.title = title + " · chatmem demo";
         }
       } catch (error) {
         showError(error.message);
@@ -200,6 +202,7 @@
   const close = document.getElementById("close-conversation");
   if (close) {
     close.addEventListener("click", async () => {
+      if (!window.confirm(close.dataset.confirm)) return;
       close.disabled = true;
       try {
         await post(api + "/" + data.conversation.id + "/close");

@@ -41,6 +41,9 @@
           document.querySelectorAll("[data-memory-off]").forEach(function (notice) {
             notice.hidden = !!body.value;
           });
+          document.querySelectorAll("[data-memory-on]").forEach(function (part) {
+            part.hidden = !body.value;
+          });
         }
       })
       .catch(function (error) {
@@ -110,6 +113,18 @@
       var select = container.querySelector("[data-type-select]");
       if (select) select.addEventListener("change", function () { showGuardrailFields(container); });
       watchDryRun(container);
+    });
+    // Rejecting is not undone from here: ask first (without JS the form posts as is).
+    document.querySelectorAll("form[data-confirm]").forEach(function (form) {
+      form.addEventListener("submit", function (event) {
+        if (!window.confirm(form.getAttribute("data-confirm"))) event.preventDefault();
+      });
+    });
+    document.querySelectorAll("form[data-confirm-reject]").forEach(function (form) {
+      form.addEventListener("submit", function (event) {
+        var rejecting = event.submitter && event.submitter.value === "reject";
+        if (rejecting && !window.confirm(form.getAttribute("data-confirm-reject"))) event.preventDefault();
+      });
     });
     document.querySelectorAll("[data-select-all]").forEach(function (all) {
       all.addEventListener("change", function () {

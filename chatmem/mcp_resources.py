@@ -1,0 +1,156 @@
+"""Memory as MCP resources and a prompt (both protocol eras).
+
+- `chatmem://memory/block`: the `## Project memory` block, exactly as a new
+  conversation gets it (the same text as `instructions`);
+- `chatmem://guidance/{id}`: one approved, enabled entry, as `recall`
+  returns it (a template: there may be thousands, so they are not listed);
+- the `start-task` prompt: the block, and the instruction to call `recall`
+  before acting.
+
+What an agent may read here is what `recall` gives it, so reading (and
+`prompts/get`) needs `recall`'s capability, and nothing is read while Memory
+is off; the lists are the same for every caller. There is no
+`notifications/resources/list_changed`: the endpoint answers each request
+with JSON and holds no GET stream to push it on; `ttlMs: 0` tells a client
+of the 2026-07-28 era not to cache, and the block changes only when a person
+approves or changes guidance.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from . import mcp_protocol as rpc  # a cycle by design: attributes are read at call time
+from .errors import ChatmemError, Forbidden, MemoryDisabled
+
+if TYPE_CHECKING:
+    from .mcp_protocol import Caller
+
+BLOCK_URI = "chatmem://memory/block"
+GUIDANCE_TEMPLATE = "chatmem://guidance/{id}"
+_GUIDANCE_URI = re.compile(r"chatmem://guidance/([1-9][0-9]{0,17})")
+RESOURCE_NOT_FOUND = -32002  # MCP's code for a resource that does not exist
+START_TASK = "start-task"
+TASK_MAX = 2000
+
+BLOCK_RESOURCE = {
+    "uri": BLOCK_URI,
+    "name": "project-memory",
+    "title": "Project memory",
+    "description": "The approved project memory every new conversation starts with.",
+    "mimeType": "text/markdown",
+}
+GUIDANCE_RESOURCE_TEMPLATE = {
+    "uriTemplate": GUIDANCE_TEMPLATE,
+    "name": "guidance-entry",
+    "title": "Approved guidance entry",
+    "description": "One approved, enabled guidance entry by id, as recall returns it.",
+    "mimeType": "application/json",
+}
+START_TASK_PROMPT = {
+    "name": START_TASK,
+    "title": "Start a task with project memory",
+    "description": "The site's approved project memory, and the reminder to call recall "
+    "for the topic before changing anything.",
+    "arguments": [{"name": "task", "description": "What you are about to do.", "required": False}],
+}
+
+
+def handle(caller: Caller, method: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The answer to a resources/prompts method, or None when `method` is not one."""
+    answers = {
+        "resources/list": lambda: _listed(caller, "resources", [BLOCK_RESOURCE]),
+        "resources/templates/list": lambda: _listed(
+            caller, "resourceTemplates", [GUIDANCE_RESOURCE_TEMPLATE]
+        ),
+        "resources/read": lambda: _read(caller, params),
+        "prompts/list": lambda: _listed(caller, "prompts", [START_TASK_PROMPT]),
+        "prompts/get": lambda: _prompt(caller, params),
+    }
+    if method not in answers:
+        return None
+    if params.get("cursor") is not None and method.endswith("/list"):
+        raise rpc.RpcError(rpc.INVALID_PARAMS, f"Invalid cursor: {method} has a single page.")
+    try:
+        if method in ("resources/read", "prompts/get"):
+            _may_read(caller)  # the lists are the same for everyone and say nothing
+        return answers[method]()
+    except ChatmemError as error:
+        raise rpc.RpcError(rpc.SERVER_ERROR, error.message, error.to_dict()) from None
+
+
+def _may_read(caller: Caller) -> None:
+    memory = caller.memory
+    recall = memory.registry.find("recall", memory.server_name)
+    if recall is None or not memory.can(caller.user, recall.capability):
+        raise Forbidden(
+            "Reading project memory needs the capability of the recall tool.",
+            details={"capability": recall.capability if recall else None},
+        )
+    snapshot = caller.snapshot or memory.snapshot()
+    if not snapshot.memory_enabled:
+        raise MemoryDisabled("Project memory is switched off on this site.")
+
+
+def _listed(caller: Caller, key: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {key: items}
+    if caller.modern:
+        result.update(ttlMs=0, cacheScope="private")
+    return rpc.complete(caller, result)
+
+
+def _read(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
+    uri = params.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise rpc.RpcError(rpc.INVALID_PARAMS, "params.uri must be a resource URI.")
+    memory = caller.memory
+    if uri == BLOCK_URI:
+        contents = {"uri": uri, "mimeType": "text/markdown", "text": memory.system_context()}
+    else:
+        entry = _approved_entry(caller, uri)
+        if entry is None:
+            raise rpc.RpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri[:300]})
+        text = json.dumps(entry, ensure_ascii=False)
+        contents = {"uri": uri, "mimeType": "application/json", "text": text}
+    result: dict[str, Any] = {"contents": [contents]}
+    if caller.modern:
+        result.update(ttlMs=0, cacheScope="private")
+    return rpc.complete(caller, result)
+
+
+def _approved_entry(caller: Caller, uri: str) -> dict[str, Any] | None:
+    found = _GUIDANCE_URI.fullmatch(uri)
+    if found is None:
+        return None
+    wanted = int(found[1])
+    # The per-revision cache: approved, enabled, already through the text rules.
+    approved = caller.memory.approved_guidance(caller.snapshot or caller.memory.snapshot())
+    return next((entry for entry in approved.items if entry["id"] == wanted), None)
+
+
+def _prompt(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
+    if params.get("name") != START_TASK:
+        raise rpc.RpcError(rpc.INVALID_PARAMS, f"Unknown prompt: {str(params.get('name'))[:100]}")
+    arguments = params.get("arguments") or {}
+    task = arguments.get("task", "") if isinstance(arguments, dict) else None
+    if not isinstance(task, str) or len(task) > TASK_MAX:
+        raise rpc.RpcError(
+            rpc.INVALID_PARAMS, f"arguments.task must be text of at most {TASK_MAX} characters."
+        )
+    block = caller.memory.system_context() or "(No approved project memory yet.)"
+    lines = [
+        block,
+        "",
+        "Before you change anything, call the `recall` tool with a topic from this task, "
+        "and follow what it returns. Propose durable lessons with `remember`; a person "
+        "approves them.",
+    ]
+    if task.strip():
+        lines += ["", f"Task: {task.strip()}"]
+    message = {"role": "user", "content": {"type": "text", "text": "\n".join(lines)}}
+    return rpc.complete(
+        caller, {"description": START_TASK_PROMPT["description"], "messages": [message]}
+    )

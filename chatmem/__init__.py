@@ -1,6 +1,7 @@
 """chatmem: human-approved project memory for AI chat products (a Flask extension)."""
 
 from .errors import (
+    ApprovalRequired,
     BlockedByMemory,
     ChatmemError,
     Conflict,
@@ -18,6 +19,7 @@ from .extension import ChatMemory
 from .tools import CallContext, Tool
 
 __all__ = [
+    "ApprovalRequired",
     "BlockedByMemory",
     "CallContext",
     "ChatMemory",

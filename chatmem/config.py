@@ -163,6 +163,12 @@ SETTINGS: dict[str, Setting] = {
         "by whom and why; `refuse` answers `invalid_params` and stores nothing.",
         choice("flag", "refuse"),
     ),
+    "CHATMEM_ASK_GRANT_MINUTES": Setting(
+        30,
+        "How long a call a curator allowed once (an `ask` guardrail's Allow once) may be "
+        "made; an unused grant then expires.",
+        integer(1),
+    ),
     "CHATMEM_LICENSE_ACTIVE": Setting(
         True, "The licence state used when the host registers no `license_checker`."
     ),

@@ -74,6 +74,12 @@ class BlockedByMemory(ChatmemError):
     code, status = "blocked_by_memory", 403
 
 
+class ApprovalRequired(ChatmemError):
+    """An `ask` guardrail held the call: it waits for a curator (details: request_id)."""
+
+    code, status = "approval_required", 403
+
+
 class Conflict(ChatmemError):
     code, status = "conflict", 409
 

@@ -13,9 +13,10 @@ from flask import Flask, current_app
 from flask_sqlalchemy import SQLAlchemy
 
 from . import config as _config
-from .errors import BlockedByMemory
+from .errors import ApprovalRequired, BlockedByMemory
 from .memory import block as _block
 from .memory import guidance as _guidance
+from .memory import held as _held
 from .memory import jobs as _jobs
 from .memory import screening as _screening
 from .memory import search as _search  # noqa: F401 - create_all builds the recall indexes too
@@ -389,13 +390,13 @@ class ChatMemory:
         return self._cache(snapshot).block
 
     def pending_count(self) -> int:
-        """Proposals waiting for review: the number on the navigation badge."""
+        """Proposals waiting for review plus calls waiting for approval: the badge number."""
         from sqlalchemy import func, select
 
         from .memory.models import Guidance
 
         query = select(func.count()).select_from(Guidance).where(Guidance.status == "pending")
-        return int(self.db.session.scalar(query) or 0)
+        return int(self.db.session.scalar(query) or 0) + _held.waiting_count(self.db)
 
     def system_context(self) -> str:
         """The `## Project memory` block for a new conversation, or ''."""
@@ -403,8 +404,13 @@ class ChatMemory:
 
     def guardrail_for(
         self, tool_name: str, arguments: dict[str, Any], snapshot: _settings.Snapshot
-    ) -> BlockedByMemory | None:
-        """The refusal for this call, or None when no active guardrail matches."""
+    ) -> BlockedByMemory | ApprovalRequired | None:
+        """The refusal for this call, or None when no active guardrail matches.
+
+        `ApprovalRequired` (an `ask` rule matched) is not final: the dispatcher
+        hands it to `memory.held.gate`, which holds the call, refuses it, or
+        finds the grant that lets it run.
+        """
         index = self._cache(snapshot).guardrails
         if not len(index):
             return None
@@ -420,13 +426,20 @@ class ChatMemory:
             )
         if rule is None:
             return None
+        if rule.severity == "ask":
+            return ApprovalRequired(
+                f"{tool_name} needs a curator's approval (guardrail #{rule.id}: {rule.title}).",
+                details={"guidance_id": rule.id, "title": rule.title, "target": rule.target},
+            )
         return BlockedByMemory(
             f"{tool_name} was refused by project memory guardrail #{rule.id}: {rule.title}",
             details={"guidance_id": rule.id, "title": rule.title, "target": rule.target},
         )
 
-    def dry_run(self, target: str, *, days: int | None = None, limit: int = 20) -> DryRun:
-        """What a `block` guardrail with this target would have refused lately.
+    def dry_run(
+        self, target: str, *, days: int | None = None, limit: int = 20, severity: str = "block"
+    ) -> DryRun:
+        """What a `block` (or `ask`) guardrail with this target would have refused (held) lately.
 
         Read-only: the calls in the last `days` days (default
         CHATMEM_DRY_RUN_DAYS) of the change ledger that the enforcement
@@ -439,7 +452,29 @@ class ChatMemory:
             resolve_post_type=self._post_type_resolver,
             days=days or self.config("CHATMEM_DRY_RUN_DAYS"),
             limit=limit,
+            severity="ask" if severity == "ask" else "block",
         )
+
+    def held_call(self, request_id: Any) -> dict[str, Any] | None:
+        """A held call's state, for a host's "Waiting for approval" card (read-only).
+
+        `state` is waiting, allowed, denied, expired or used; a grant past its
+        time reads as expired. None for an unknown id.
+        """
+        if isinstance(request_id, bool) or not isinstance(request_id, int):
+            return None
+        _held.expire_due(self.db, where=(_held.HeldCall.id == request_id,))
+        call = self.db.session.get(_held.HeldCall, request_id)
+        if call is None:
+            return None
+        return {
+            "id": call.id,
+            "tool": call.tool,
+            "user_id": call.user_id,
+            "state": call.state,
+            "note": call.note,
+            "expires_at": f"{call.expires_at.isoformat()}Z" if call.expires_at else None,
+        }
 
     # -- the Python channel -------------------------------------------------
 
@@ -515,6 +550,8 @@ class ChatMemory:
     def sweep(self) -> int:
         """End idle sessions (with their transcripts, if the host can load them)."""
         minutes = float(self.config("CHATMEM_SESSION_IDLE_MINUTES"))
+        # Grants past their time are ledgered first, so an ending session's digest has them.
+        _held.expire_due(self.db)
         ids = _idle_ids(self.db, timedelta(minutes=minutes))
         for session_id in ids:
             _end_session(self.db, session_id, transcript=self._transcript_of(session_id))

@@ -23,6 +23,7 @@ from jsonschema.exceptions import ValidationError
 
 from . import inputs, text
 from .errors import (
+    ApprovalRequired,
     BlockedByMemory,
     ChatmemError,
     Forbidden,
@@ -32,8 +33,8 @@ from .errors import (
     ToolFailed,
     Unauthorized,
 )
-from .memory import ledger, sessions
-from .memory.guardrails import tool_slug
+from .memory import held, ledger, sessions
+from .memory.guardrails import Rule, tool_slug
 
 if TYPE_CHECKING:
     from .extension import ChatMemory
@@ -211,13 +212,10 @@ class ToolRegistry:
                 commit=False,
             )
             context.session_id = session.id
-        # 5. guardrails
+        # 5. guardrails: block refuses; ask holds, or runs on a grant
+        granted: held.HeldCall | None = None
         if capture and not tool.read_only:
-            blocked = memory.guardrail_for(tool.name, args, snapshot)
-            if blocked is not None:
-                self._record(context, tool, args, "blocked", blocked)
-                db.session.commit()
-                raise blocked
+            granted = self._guard(context, tool, args, snapshot)
         # 6. run
         kwargs = {**args, "context": context} if tool.wants_context else args
         try:
@@ -232,11 +230,53 @@ class ToolRegistry:
             failure = ToolFailed(f"The tool {tool.name} failed; the error was logged.")
             self._record_failure(context, tool, args, failure)
             raise failure from None
-        # 7. ledger, in the same transaction as the tool's own writes
-        if capture and not tool.read_only:
+        # 7. ledger, in the same transaction as the tool's own writes (and the
+        # grant's use: a run that fails rolls back with it, leaving the grant)
+        if granted is not None:
+            detail = f"allowed once: request #{granted.id}"
+            self._record(context, tool, args, "granted-run", None, granted.guidance_id, detail)
+        elif capture and not tool.read_only:
             self._record(context, tool, args, "ok", None)
         db.session.commit()
         return result if isinstance(result, dict) else {"result": result}
+
+    def _guard(
+        self, context: CallContext, tool: Tool, args: dict[str, Any], snapshot: Snapshot
+    ) -> held.HeldCall | None:
+        """Raise the guardrails' refusal (ledgered first); or the grant this call uses.
+
+        An `ask` rule's match goes to `held.gate`: a grant for exactly this
+        call is used up (one conditional UPDATE, in this transaction), or the
+        call is held as a request (`approval_required`), or refused because
+        its request was denied or its grant expired.
+        """
+        memory = context.memory
+        refusal: ChatmemError | None = memory.guardrail_for(tool.name, args, snapshot)
+        if refusal is None:
+            return None
+        if isinstance(refusal, ApprovalRequired):
+            found = refusal.details
+            rule = Rule(found["guidance_id"], found["title"], found["target"], "ask")
+            caller = held.Caller(
+                context.user_id, context.user_name, context.session_id, context.channel
+            )
+            verdict = held.gate(
+                memory.db,
+                rule,
+                tool.name,
+                args,
+                tool.conceal(args),
+                caller,
+                grant_minutes=memory.config("CHATMEM_ASK_GRANT_MINUTES"),
+                max_len=memory.config("CHATMEM_LEDGER_VALUE_MAX"),
+            )
+            if verdict.error is None:
+                return verdict.request
+            refusal = verdict.error
+        outcome = "held" if isinstance(refusal, ApprovalRequired) else "blocked"
+        self._record(context, tool, args, outcome, refusal)
+        memory.db.session.commit()
+        raise refusal
 
     def _record_failure(
         self, context: CallContext, tool: Tool, args: dict[str, Any], error: ChatmemError
@@ -266,11 +306,14 @@ class ToolRegistry:
         args: dict[str, Any],
         outcome: str,
         error: ChatmemError | None,
+        guidance_id: int | None = None,
+        detail: str | None = None,
     ) -> None:
-        detail = guidance_id = None
-        if isinstance(error, BlockedByMemory):
+        if isinstance(error, BlockedByMemory | ApprovalRequired):
             guidance_id = error.details.get("guidance_id")
             detail = f"guidance #{guidance_id}: {error.details.get('title')}"
+            if "request_id" in error.details:
+                detail += f" (request #{error.details['request_id']})"
         elif error is not None:
             detail = error.message
         ledger.record(

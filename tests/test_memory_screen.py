@@ -496,7 +496,7 @@ def test_target_warnings(app: Flask, client: FlaskClient) -> None:
     assert html.count("This target never matches: no tool is named create-users") == 1
     assert html.count("This tool is read-only: the guardrail never blocks") == 1
     assert html.count("Enforced: matching tool calls are refused") == 1
-    assert html.count("Advisory: only a block guardrail refuses tool calls") == 1
+    assert html.count("Advisory: only a block or ask guardrail acts on tool calls") == 1
 
 
 def test_history_lists_sessions_and_their_digest(app: Flask, client: FlaskClient) -> None:

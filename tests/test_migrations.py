@@ -29,6 +29,7 @@ ALL_TABLES = {
     "chatmem_summary_job",
     "chatmem_token",
     "chatmem_rate",
+    "chatmem_held_call",
 }
 
 

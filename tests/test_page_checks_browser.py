@@ -57,6 +57,19 @@ def seeded(demo_app: Flask) -> dict[str, Any]:
     editor.say(chat, '/tool update-post {"post_id": 1, "title": "' + "y" * 300 + '"}')
     editor.close(chat)
     admin = DemoClient(demo_app, "admin")
+    # An ask guardrail and a call it holds: the Waiting calls tab and the chat's card.
+    admin.client.post(
+        "/chatmem/memory/guidance",
+        data={
+            "csrf_token": admin.csrf,
+            "type": "guardrail",
+            "text": "Ask before titles.",
+            "target": "update-post",
+            "severity": "ask",
+        },
+    )
+    waiting = editor.new_conversation()["id"]
+    editor.say(waiting, '/tool update-post {"post_id": 2, "title": "' + "w" * 300 + '"}')
     admin.client.post(
         "/connect/tokens",
         data={"name": "t" * 120, "csrf_token": admin.csrf_from("/connect")},
@@ -64,7 +77,7 @@ def seeded(demo_app: Flask) -> dict[str, Any]:
     with demo_app.app_context():
         first = db.session.scalars(select(Guidance.id).order_by(Guidance.id)).first()
         session_id = db.session.scalars(select(Session.id)).first()
-    return {"chat": chat, "entry": first, "session": session_id}
+    return {"chat": chat, "entry": first, "session": session_id, "waiting": waiting}
 
 
 @pytest.fixture
@@ -77,11 +90,14 @@ def pages(seeded: dict[str, Any]) -> dict[str, list[str]]:
     memory = "/chatmem/memory"
     return {
         "": ["/login"],
-        "editor": [f"/chat/{seeded['chat']}", "/connect"],
+        "editor": [f"/chat/{seeded['chat']}", f"/chat/{seeded['waiting']}", "/connect"],
         "admin": [
             "/chat",
             "/connect",
-            *(f"{memory}?tab={tab}" for tab in ("pending", "active", "trash", "history", "tokens")),
+            *(
+                f"{memory}?tab={tab}"
+                for tab in ("pending", "waiting", "active", "trash", "history", "tokens")
+            ),
             f"{memory}/sessions/{seeded['session']}",
             f"{memory}/guidance/{seeded['entry']}/hits",
         ],

@@ -27,9 +27,10 @@ from flask.testing import FlaskClient
 from sqlalchemy import MetaData, select
 from werkzeug.datastructures import MultiDict
 
-from chatmem import ChatmemError, tokens
+from chatmem import ApprovalRequired, ChatmemError, tokens
 from chatmem.blueprints.memory_screen import ACTIONS
 from chatmem.memory import guidance
+from chatmem.memory.held import DECISIONS
 from chatmem.memory.models import Base as ChatmemBase
 from chatmem.memory.models import Guidance
 from tests.dbtools import dump_tables
@@ -129,6 +130,8 @@ def site(request: pytest.FixtureRequest) -> Site:
 
 # -- the seeded world and the requests built from the url_map ---------------------
 
+HELD_DECISIONS = tuple(DECISIONS)
+
 
 def _seed(site: Site) -> dict[str, Any]:
     """One entry per action, in the state that action needs, and a session record."""
@@ -155,6 +158,17 @@ def _seed(site: Site) -> dict[str, Any]:
         guidance.set_enabled(db, ids["enable"], False, actor_id="1")
         guidance.trash(db, ids["restore"], actor_id="1")
         ids["session_id"] = memory.start_session(site.admin, "chat")
+        # Two calls an `ask` guardrail held: one to allow, one to deny.
+        guidance.admin_add(
+            db,
+            {"type": "guardrail", "text": "Ask first.", "target": "post_id:7", "severity": "ask"},
+            actor_id="1",
+        )
+        for decision in HELD_DECISIONS:
+            try:
+                memory.call_tool("update-post", {"post_id": 7, "title": decision}, user=site.editor)
+            except ApprovalRequired as held:
+                ids[f"held-{decision}"] = held.details["request_id"]
         ids["token_id"] = tokens.issue(memory, site.editor, name="laptop")[0].id
         db.session.remove()
     return ids
@@ -256,6 +270,10 @@ def screen_requests(site: Site, ids: dict[str, Any]) -> list[ScreenRequest]:
             return ["<per action>"]
         if argument == "token_id":
             return [ids["token_id"]]
+        if argument == "decision":
+            return list(HELD_DECISIONS)
+        if argument == "request_id":
+            return ["<per decision>"]
         pytest.fail(f"{rule.rule}: give {argument!r} a value in screen_requests")
 
     out: list[ScreenRequest] = []
@@ -270,6 +288,8 @@ def screen_requests(site: Site, ids: dict[str, Any]) -> list[ScreenRequest]:
                 values = dict(zip(names, combo, strict=True))
                 if "entry_id" in values:
                     values["entry_id"] = ids.get(values.get("action", ""), ids["approve"])
+                if "request_id" in values:
+                    values["request_id"] = ids[f"held-{values['decision']}"]
                 for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
                     form = _form(site, ids, rule.endpoint, values) if method == "POST" else []
                     query = {"target": "post_id:42"} if rule.endpoint.endswith(".dry_run") else {}
@@ -293,6 +313,7 @@ def test_no_token_opens_any_memory_screen_route(site: Site) -> None:
         "bulk",
         "settings",
         "revoke_token",
+        "decide",
     } <= endpoints
     assert len([r for r in requests if r.endpoint.endswith(".act")]) == len(ACTIONS)
     with site.app.app_context():

@@ -21,8 +21,8 @@ from werkzeug.wrappers import Response
 from .. import inputs, text, tokens
 from ..errors import ChatmemError, Conflict, Forbidden, InvalidParams, NotFound, PayloadTooLarge
 from ..extension import user_id_of
-from ..memory import guidance, history, ledger, listing, screening, transfer
-from ..memory.models import STATUSES, ApiToken, Guidance, Session, utcnow
+from ..memory import guidance, held, history, ledger, listing, screening, transfer
+from ..memory.models import ENFORCED_SEVERITIES, STATUSES, ApiToken, Guidance, Session, utcnow
 from ..memory.screening import Flag
 from ..memory.settings import SETTINGS
 from .screen_access import (
@@ -51,8 +51,9 @@ ID_MAX = 2**31 - 1  # the id column's range: a larger id in a URL is simply not 
 HITS_SHOWN = 100
 DRY_RUN_SHOWN = 20
 TARGET_MAX = 200  # the column's size, as in the add and edit forms
-# The guidance tabs, then every user's API tokens (listed and revoked here, made elsewhere).
-TABS = (*listing.TABS, "tokens")
+# The guidance tabs, calls waiting for approval, then every user's API tokens
+# (listed and revoked here, made elsewhere).
+TABS = (*listing.TABS, "waiting", "tokens")
 
 
 # -- pages ----------------------------------------------------------------
@@ -63,11 +64,26 @@ TABS = (*listing.TABS, "tokens")
 def index() -> ResponseReturnValue:
     db = memory().db
     tab = _tab(request.args.get("tab", "pending"))
-    counts = listing.counts(db) | {"tokens": tokens.live_count(db)}
+    held.expire_due(db)  # a grant past its time is not shown as allowed
+    counts = listing.counts(db) | {
+        "tokens": tokens.live_count(db),
+        "waiting": held.waiting_count(db),
+    }
     flags: dict[int, list[Flag]] = {}
+    words: dict[int, str] = {}
+    rules: dict[int, Guidance] = {}
     if tab == "tokens":
         page = tokens.page(db, request.args.get("page"))
         sources: dict[str, Session] = {}
+    elif tab == "waiting":
+        number = listing.clamp_page(request.args.get("page"), counts["waiting"])
+        offset = (number - 1) * listing.PER_PAGE
+        calls = held.waiting(db, offset=offset, limit=listing.PER_PAGE)
+        page = listing.Page(calls, number, counts["waiting"])
+        sources = {}
+        resolve = memory()._post_type_resolver
+        words = {call.id: held.describe(call, resolve) for call in calls}
+        rules = held.rules_of(db, calls)
     elif tab == "history":
         page = listing.sessions_page(db, request.args.get("page"), counts["history"])
         sources = {}
@@ -80,11 +96,11 @@ def index() -> ResponseReturnValue:
     if tab == "pending":
         # Fresh, not stored: the active guidance may have changed since the proposal.
         flags = memory().screen_entries(page.items)
-        # What each proposed block guardrail would refuse once approved.
+        # What each proposed block (ask) guardrail would refuse (hold) once approved.
         dry_runs = {
-            e.id: memory().dry_run(e.target, limit=DRY_RUN_SHOWN)
+            e.id: memory().dry_run(e.target, limit=DRY_RUN_SHOWN, severity=e.severity)
             for e in page.items
-            if e.type == "guardrail" and e.severity == "block" and e.target
+            if e.type == "guardrail" and e.severity in ENFORCED_SEVERITIES and e.target
         }
     return render_template(
         "chatmem/memory.html",
@@ -97,6 +113,9 @@ def index() -> ResponseReturnValue:
         rejected=rejected,
         refuses_rejected=memory().config("CHATMEM_REJECTED_REPROPOSALS") == "refuse",
         upload_max_mb=transfer.UPLOAD_MAX_BYTES // (1024 * 1024),
+        words=words,
+        rules=rules,
+        grant_minutes=memory().config("CHATMEM_ASK_GRANT_MINUTES"),
         snapshot=memory().snapshot(),
         block=memory().block(),
         token_state=tokens.state_of,
@@ -163,7 +182,7 @@ def hits(entry_id: int) -> ResponseReturnValue:
 @bp.get("/dry-run")
 @admin_only(changes_state=False)
 def dry_run() -> ResponseReturnValue:
-    """What a `block` guardrail with `?target=` would have refused lately (read-only)."""
+    """What a guardrail with `?target=` would have refused (`&severity=ask`: held) lately."""
     try:
         target = text.check_field("target", request.args.get("target", ""))
         if not target.strip() or len(target) > TARGET_MAX:
@@ -172,7 +191,8 @@ def dry_run() -> ResponseReturnValue:
             )
     except ChatmemError as error:
         return jsonify({"error": error.to_dict()}), error.status  # a JSON route, for the forms
-    result = memory().dry_run(target, limit=DRY_RUN_SHOWN)
+    severity = "ask" if request.args.get("severity") == "ask" else "block"
+    result = memory().dry_run(target, limit=DRY_RUN_SHOWN, severity=severity)
     return jsonify(
         {
             "target": target,
@@ -576,3 +596,7 @@ def _navigation() -> dict[str, Any]:
         "chatmem_pending_count": chatmem_pending_count,
         "chatmem_memory_url": chatmem_memory_url,
     }
+
+
+# The Waiting calls tab's decisions live in their own module, on this blueprint.
+from . import screen_held  # noqa: E402, F401

@@ -14,7 +14,7 @@ _ERROR_STATUSES = {
     "400": "Invalid arguments (`invalid_params`, with `field`).",
     "401": "Missing, unknown, revoked or expired API token, or one made for another user "
     "(`unauthorized`).",
-    "403": "`forbidden`, `memory_disabled` or `blocked_by_memory`.",
+    "403": "`forbidden`, `memory_disabled`, `blocked_by_memory` or `approval_required`.",
     "404": "Unknown tool or session (`not_found`).",
     "409": "A stale edit (`conflict`).",
     "413": "The body is over the size cap (`payload_too_large`).",

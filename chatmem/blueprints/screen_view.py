@@ -16,7 +16,7 @@ from ..extension import actor_name
 from ..memory import guidance
 from ..memory.block import GROUP_LABELS, LIMIT
 from ..memory.guardrails import target_warning
-from ..memory.models import GUIDANCE_TYPES, SEVERITIES, Guidance, utcnow
+from ..memory.models import ENFORCED_SEVERITIES, GUIDANCE_TYPES, SEVERITIES, Guidance, utcnow
 from ..text import hidden_characters, lookalike_characters, strip_invisible
 from ..text import visible as _visible
 from .screen_access import memory
@@ -52,11 +52,13 @@ def helpers() -> dict[str, Any]:
         """How a guardrail acts on tool calls, or a warning when it never can."""
         if entry.type != "guardrail":
             return None
-        if entry.severity != "block":
-            return "advisory", "Advisory: only a block guardrail refuses tool calls"
+        if entry.severity not in ENFORCED_SEVERITIES:
+            return "advisory", "Advisory: only a block or ask guardrail acts on tool calls"
         warning = target_warning(entry.target, mem.server_name, read_only, tool_names)
         if warning:
             return "warning", warning[0].upper() + warning[1:]
+        if entry.severity == "ask":
+            return "enforced", "Enforced: matching tool calls wait for your approval"
         return "enforced", "Enforced: matching tool calls are refused"
 
     return {

@@ -399,6 +399,27 @@ def api_message(conversation_id: int) -> Any:
     ), 201
 
 
+@bp.get(
+    f"{API}conversations/<int(max={ID_MAX}):conversation_id>/held/<int(max={ID_MAX}):message_id>"
+)
+@api_login
+def api_held_state(conversation_id: int, message_id: int) -> Any:
+    """Where a held call stands: the "Waiting for approval" card asks."""
+    conversation = _own(conversation_id)
+    return jsonify(chat.approval_state(conversation, _caller(), message_id))
+
+
+@bp.post(
+    f"{API}conversations/<int(max={ID_MAX}):conversation_id>/held/<int(max={ID_MAX}):message_id>/run"
+)
+@api_login
+def api_run_now(conversation_id: int, message_id: int) -> Any:
+    """Run now: the allowed call, through the same dispatch path."""
+    conversation = _own(conversation_id)
+    added = chat.run_now(conversation, _caller(), message_id, read_only=g.api_read_only)
+    return jsonify({"messages": [m.to_dict() for m in added]}), 201
+
+
 @bp.post(f"{API}conversations/<int(max={ID_MAX}):conversation_id>/close")
 @api_login
 def api_close(conversation_id: int) -> Any:

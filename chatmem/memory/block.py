@@ -1,7 +1,7 @@
 """Compose the `## Project memory` block from approved, enabled guidance.
 
 Entries are taken whole, in priority order (guardrails, facts, conventions,
-instructions; within a type block > warn > info > none, then oldest approval),
+instructions; within a type block > ask > warn > info > none, then oldest approval),
 and the first entry that would push the block past the cap ends the block:
 everything after it is left out. Stopping there, rather than skipping ahead
 to smaller entries, means a lower-priority entry is never shown while a
@@ -31,7 +31,7 @@ GROUP_LABELS = {
     "convention": "Conventions",
     "instruction": "Instructions",
 }
-SEVERITY_RANK = {"block": 0, "warn": 1, "info": 2, None: 3}
+SEVERITY_RANK = {"block": 0, "ask": 1, "warn": 2, "info": 3, None: 4}
 SEPARATOR = "; "
 
 

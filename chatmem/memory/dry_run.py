@@ -36,6 +36,8 @@ class DryRun:
     count: int
     calls: list[LedgerEntry]
     never_matches: bool = False
+    # An `ask` guardrail holds what a `block` one refuses: the same matches.
+    severity: str = "block"
 
     def summary(self) -> str:
         """The line the Memory screen shows beside the target."""
@@ -44,7 +46,8 @@ class DryRun:
         if not self.count:
             return f"matches nothing in the last {self.days} days"
         calls = "call" if self.count == 1 else "calls"
-        return f"would have refused {self.count} {calls} in the last {self.days} days"
+        verb = "held" if self.severity == "ask" else "refused"
+        return f"would have {verb} {self.count} {calls} in the last {self.days} days"
 
 
 def dry_run(
@@ -56,10 +59,11 @@ def dry_run(
     days: int,
     limit: int = 20,
     now: datetime | None = None,
+    severity: str = "block",
 ) -> DryRun:
     index = GuardrailIndex()
-    if not index.add(Rule(0, "", target), server_name):
-        return DryRun(target, days, 0, [], never_matches=True)
+    if not index.add(Rule(0, "", target, severity), server_name):
+        return DryRun(target, days, 0, [], never_matches=True, severity=severity)
     parsed = parse_target(target, server_name)
     since = (now or utcnow()) - timedelta(days=days)
     window = and_(LedgerEntry.at >= since, _narrowing(parsed.key, parsed.value))
@@ -89,7 +93,8 @@ def dry_run(
             chosen = and_(_mentioning(newest), chosen)  # type: ignore[assignment]
         query = select(LedgerEntry).where(window, chosen).order_by(LedgerEntry.id.desc())
         calls = list(db.session.scalars(query.limit(limit)))
-    return DryRun(target, days, sum(group.calls for group in matched), calls)
+    count = sum(group.calls for group in matched)
+    return DryRun(target, days, count, calls, severity=severity)
 
 
 def _narrowing(key: str | None, value: str) -> Any:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .models import Guidance
+from .models import ENFORCED_SEVERITIES, Guidance
 
 ID_KEYS = ("post_id", "id")
 _DIGITS = re.compile(r"[+]?\d+")
@@ -36,6 +36,8 @@ class Rule:
     id: int
     title: str
     target: str
+    # `block` refuses a matching call; `ask` holds it for a curator.
+    severity: str = "block"
 
 
 def canonical_id(value: Any) -> str | None:
@@ -87,7 +89,7 @@ def target_warning(
     read_only_tools: Iterable[str],
     tool_names: Iterable[str] | None = None,
 ) -> str | None:
-    """What the Memory screen should say about a block guardrail's target.
+    """What the Memory screen should say about an enforced (block or ask) guardrail's target.
 
     With `tool_names` (every registered tool), a slug naming no tool is
     flagged too: `create-users` for `create-user` would otherwise fail open
@@ -118,7 +120,7 @@ class GuardrailIndex:
 
     @classmethod
     def build(cls, entries: Iterable[Guidance], server_name: str) -> GuardrailIndex:
-        """Index the enforceable entries: published, enabled, block, targeted."""
+        """Index the enforceable entries: published, enabled, block or ask, targeted."""
         index = cls()
         enforced = (
             e
@@ -126,11 +128,12 @@ class GuardrailIndex:
             if e.type == "guardrail"
             and e.status == "publish"
             and e.enabled
-            and e.severity == "block"
+            and e.severity in ENFORCED_SEVERITIES
             and e.target
         )
         for entry in sorted(enforced, key=lambda e: (e.approved_at or e.created_at, e.id)):
-            index.add(Rule(entry.id, entry.title, entry.target or ""), server_name)
+            rule = Rule(entry.id, entry.title, entry.target or "", entry.severity or "block")
+            index.add(rule, server_name)
         return index
 
     def add(self, rule: Rule, server_name: str) -> bool:
@@ -152,7 +155,7 @@ class GuardrailIndex:
         arguments: Mapping[str, Any],
         resolve_post_type: Callable[[Any], str | None] | None,
     ) -> Rule | None:
-        """The first rule that refuses this call, or None."""
+        """The first rule that refuses or holds this call, or None."""
         rules = self.by_tool.get(tool_name.lower())
         if rules:
             return rules[0]

@@ -21,7 +21,15 @@ from sqlalchemy.orm.exc import StaleDataError
 from ..errors import Conflict, InvalidParams, NotFound
 from ..text import check_field
 from . import settings
-from .models import GUIDANCE_TYPES, SEVERITIES, Guidance, GuidanceEvent, iso, utcnow
+from .models import (
+    ENFORCED_SEVERITIES,
+    GUIDANCE_TYPES,
+    SEVERITIES,
+    Guidance,
+    GuidanceEvent,
+    iso,
+    utcnow,
+)
 
 EDITABLE = ("type", "title", "text", "scope", "target", "severity")
 TITLE_WORDS = 8
@@ -369,13 +377,16 @@ def _event(db: SQLAlchemy, entry: Guidance, action: str, actor_id: str | None, d
 
 
 def with_hits(db: SQLAlchemy, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Recall's guidance records for a curator: each block guardrail with its hit count.
+    """Recall's guidance records for a curator: each enforced (block or ask) guardrail
+    with its hit count.
 
     One query over the block guardrails listed; the records are copied, not
     changed (they may be the per-revision cache's).
     """
     ids = [
-        r["id"] for r in records if r.get("type") == "guardrail" and r.get("severity") == "block"
+        r["id"]
+        for r in records
+        if r.get("type") == "guardrail" and r.get("severity") in ENFORCED_SEVERITIES
     ]
     if not ids:
         return records

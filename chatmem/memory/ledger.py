@@ -17,10 +17,18 @@ from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import Table, select, update
 
 from .. import redaction, text
-from .models import Guidance, LedgerEntry, utcnow
+from .models import HIT_OUTCOMES, Guidance, LedgerEntry, utcnow
 
 SKIPPED_IN_DIGEST = ("save-session-summary",)
 DETAIL_MAX = 500
+# How the digest's first line counts an `ask` guardrail's ledger rows.
+ASK_STEPS = (
+    ("held", "held for approval"),
+    ("allowed", "allowed once"),
+    ("denied", "denied"),
+    ("expired", "expired"),
+    ("granted-run", "run after approval"),
+)
 
 
 def safe_arguments(arguments: Any, max_len: int = 200) -> Any:
@@ -56,8 +64,8 @@ def record(
 ) -> LedgerEntry:
     """Add a ledger row to the current transaction; the caller commits.
 
-    A row that names the guardrail that refused it (`guidance_id`) also
-    counts a hit on that entry, in the same transaction: an atomic
+    A row that names the guardrail that refused or held it (`guidance_id`,
+    outcome `blocked` or `held`) also counts a hit on that entry, in the same transaction: an atomic
     `hits = hits + 1`, exact under concurrent refusals, and a plain UPDATE
     that leaves the entry's `version` alone.
     """
@@ -74,7 +82,7 @@ def record(
         at=utcnow(),
     )
     db.session.add(entry)
-    if guidance_id is not None:
+    if guidance_id is not None and outcome in HIT_OUTCOMES:
         table = cast(Table, Guidance.__table__)
         db.session.execute(
             update(table)
@@ -93,10 +101,10 @@ def entries(db: SQLAlchemy, session_id: str) -> list[LedgerEntry]:
 
 
 def refused_by(db: SQLAlchemy, guidance_id: int, *, limit: int) -> list[LedgerEntry]:
-    """The newest calls this guardrail refused (`ix_chatmem_ledger_guidance`)."""
+    """The newest calls this guardrail refused or held (`ix_chatmem_ledger_guidance`)."""
     query = (
         select(LedgerEntry)
-        .where(LedgerEntry.guidance_id == guidance_id)
+        .where(LedgerEntry.guidance_id == guidance_id, LedgerEntry.outcome.in_(HIT_OUTCOMES))
         .order_by(LedgerEntry.id.desc())
         .limit(limit)
     )
@@ -124,7 +132,12 @@ def digest(db: SQLAlchemy, session_id: str) -> tuple[str, int]:
         return "No changes were made.", 0
     counts = {o: sum(1 for r in rows if r.outcome == o) for o in ("ok", "blocked", "error")}
     head = f"{len(rows)} call{'s' if len(rows) != 1 else ''}: {counts['ok']} ok"
-    head += f", {counts['blocked']} blocked, {counts['error']} failed."
+    head += f", {counts['blocked']} blocked, {counts['error']} failed"
+    # An `ask` guardrail's steps, only where the session has any.
+    for outcome, label in ASK_STEPS:
+        number = sum(1 for r in rows if r.outcome == outcome)
+        head += f", {number} {label}" if number else ""
+    head += "."
     # Rows ledgered before the text rules may hold hidden characters: recall
     # returns the digest to agents as it is stored.
     return text.for_agents("\n".join([head, *(describe(r) for r in rows)])), len(rows)
@@ -133,6 +146,7 @@ def digest(db: SQLAlchemy, session_id: str) -> tuple[str, int]:
 def describe(row: LedgerEntry) -> str:
     args = json.dumps(row.arguments, ensure_ascii=False, sort_keys=True)
     line = f"- {row.at:%H:%M:%S} {row.tool} {args} → {row.outcome}"
-    if row.outcome != "ok":
-        line += f" ({row.error_code}: {row.detail})" if row.detail else f" ({row.error_code})"
+    said = ": ".join(part for part in (row.error_code, row.detail) if part)
+    if said:
+        line += f" ({said})"
     return line

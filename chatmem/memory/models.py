@@ -27,10 +27,15 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 GUIDANCE_TYPES = ("guardrail", "fact", "convention", "instruction")
-SEVERITIES = ("info", "warn", "block")
+SEVERITIES = ("info", "warn", "ask", "block")
+# The severities the guardrail index enforces: `block` refuses, `ask` holds.
+ENFORCED_SEVERITIES = ("ask", "block")
 STATUSES = ("pending", "publish", "rejected", "trash")
 CHANNELS = ("chat", "mcp", "rest", "python")
-OUTCOMES = ("ok", "error", "blocked")
+OUTCOMES = ("ok", "error", "blocked", "held", "allowed", "denied", "expired", "granted-run")
+# The outcomes that count a hit on the guardrail named by the row.
+HIT_OUTCOMES = ("blocked", "held")
+HELD_STATES = ("waiting", "allowed", "denied", "expired", "used")
 
 
 def utcnow() -> datetime:
@@ -170,12 +175,48 @@ class LedgerEntry(Base):
     arguments: Mapped[dict[str, Any]] = mapped_column(
         JSON().with_variant(JSONB(), "postgresql"), nullable=False
     )
-    outcome: Mapped[str] = mapped_column(String(8), nullable=False)
+    outcome: Mapped[str] = mapped_column(String(16), nullable=False)
     error_code: Mapped[str | None] = mapped_column(String(32))
     detail: Mapped[str | None] = mapped_column(Text)
     at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
-    # The guardrail that refused the call (outcome `blocked`).
+    # The guardrail that refused or held the call (outcome `blocked`,
+    # `held`), or whose held request this row decides or runs.
     guidance_id: Mapped[int | None] = mapped_column(Integer)
+
+
+class HeldCall(Base):
+    """A call an `ask` guardrail held, waiting for a curator (SPEC §6).
+
+    `call_hash` is a SHA-256 of the tool and its full canonical arguments, so
+    a grant allows exactly that call even where the shown `arguments`
+    (redacted as the ledger keeps them) would read alike. States:
+    waiting -> allowed | denied; allowed -> used | expired. Every change of
+    state is a conditional UPDATE on the state it expects (see held.py).
+    """
+
+    __tablename__ = "chatmem_held_call"
+    __table_args__ = (
+        Index("ix_chatmem_held_call_lookup", "user_id", "tool", "call_hash"),
+        Index("ix_chatmem_held_call_state", "state", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tool: Mapped[str] = mapped_column(String(64), nullable=False)
+    arguments: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
+    call_hash: Mapped[str] = mapped_column(String(64), nullable=False)
+    user_id: Mapped[str] = mapped_column(String(64), nullable=False)
+    user_name: Mapped[str] = mapped_column(String(200), nullable=False)
+    session_id: Mapped[str | None] = mapped_column(String(64))
+    channel: Mapped[str] = mapped_column(String(16), nullable=False)
+    guidance_id: Mapped[int | None] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16), default="waiting", nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime)
+    decided_by: Mapped[str | None] = mapped_column(String(64))
+    note: Mapped[str | None] = mapped_column(Text)
+    # Set when allowed: the grant is usable until then.
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
 class SummaryJob(Base):

@@ -37,13 +37,17 @@ GUIDANCE_FIELDS: dict[str, Any] = {
         "type": "string",
         "maxLength": TARGET_MAX,
         "description": (
-            "What a block guardrail refuses: tool:<slug>, post_id:<id> or post_type:<type>."
+            "What a block guardrail refuses (an ask one holds for a curator): tool:<slug>, "
+            "post_id:<id> or post_type:<type>."
         ),
     },
     "severity": {
         "type": "string",
         "enum": list(SEVERITIES),
-        "description": "info, warn, or block (enforced once approved, with a target).",
+        "description": (
+            "info, warn, ask or block; with a target, once approved, block refuses a matching "
+            "call and ask holds it until a curator allows it once."
+        ),
     },
 }
 
@@ -98,7 +102,10 @@ RECALL_OUTPUT: dict[str, Any] = {
                     "approved_at": _NULLABLE_TEXT,
                     "hits": {
                         "type": "integer",
-                        "description": "Calls this block guardrail refused (curators only).",
+                        "description": (
+                            "Calls this block guardrail refused or ask guardrail held "
+                            "(curators only)."
+                        ),
                     },
                     "last_hit_at": _NULLABLE_TEXT,
                 },

@@ -29,6 +29,68 @@
     return node;
   }
 
+  async function get(url) {
+    const response = await fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } });
+    const payload = await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error(((payload && payload.error) || {}).message || "Request failed.");
+    return payload;
+  }
+
+  // A call an `ask` guardrail held: it waits for a curator. The card asks
+  // where the request stands every few seconds; once it is allowed, Run now
+  // runs the same call through the chat API (the same dispatch path).
+  const STATE_WORDS = {
+    waiting: "A curator has not decided yet.",
+    allowed: "Allowed once: run it now.",
+    denied: "Denied by a curator.",
+    expired: "The approval expired unused.",
+    used: "Already run.",
+  };
+
+  function heldPanel(message, error) {
+    const panel = el("div", "tool-held");
+    panel.append(el("strong", "", "Waiting for approval"));
+    const rule = error.guidance_id ? "guardrail #" + error.guidance_id + ": " + (error.title || "") : "a guardrail";
+    panel.append(document.createTextNode(" — request #" + error.request_id + ", held by " + rule));
+    const status = el("p", "tool-held-state", STATE_WORDS.waiting);
+    status.setAttribute("role", "status");
+    status.dataset.state = "waiting";
+    const run = el("button", "run-now", "Run now");
+    run.type = "button";
+    run.hidden = true;
+    panel.append(status, run);
+    if (!data.conversation) return panel;
+    const base = api + "/" + data.conversation.id + "/held/" + message.id;
+    let timer = null;
+    function show(state, note) {
+      status.dataset.state = state;
+      status.textContent = (STATE_WORDS[state] || state) + (note ? " Note: " + note : "");
+      run.hidden = state !== "allowed";
+      if (state !== "waiting" && timer) { clearInterval(timer); timer = null; }
+    }
+    async function check() {
+      try {
+        const answer = await get(base);
+        show(answer.state, answer.note);
+      } catch (error) { /* a network hiccup: ask again next time */ }
+    }
+    run.addEventListener("click", async () => {
+      run.disabled = true;
+      try {
+        const reply = await post(base + "/run");
+        show("used");
+        append(reply.messages);
+      } catch (error) {
+        run.disabled = false;
+        showError(error.message);
+        check();
+      }
+    });
+    check();
+    timer = setInterval(check, 3000);
+    return panel;
+  }
+
   function json(value) {
     return JSON.stringify(value, null, 2);
   }
@@ -40,7 +102,7 @@
     card.dataset.outcome = outcome;
     const head = el("div", "tool-head");
     head.append(el("span", "tool-label", "Tool call"), el("code", "tool-name", message.name));
-    const badge = outcome === "blocked" ? "blocked_by_memory" : outcome === "error" ? error && error.code : "ok";
+    const badge = outcome === "blocked" ? "blocked_by_memory" : outcome === "held" ? "approval_required" : outcome === "error" ? error && error.code : "ok";
     head.append(el("span", "tool-badge", badge || outcome));
     card.append(head);
     if (outcome === "blocked" && error) {
@@ -49,6 +111,8 @@
       const rule = error.guidance_id ? "guardrail #" + error.guidance_id + ": " : "guardrail: ";
       banner.append(document.createTextNode(" — " + rule + (error.title || "")));
       card.append(banner);
+    } else if (outcome === "held" && error) {
+      card.append(heldPanel(message, error));
     } else if (error) {
       card.append(el("p", "tool-error", error.message || "The call failed."));
     }

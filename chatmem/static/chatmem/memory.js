@@ -63,7 +63,7 @@
     });
   }
 
-  // Beside a block guardrail's target in the add and edit forms: what it
+  // Beside a block (or ask) guardrail's target in the add and edit forms: what it
   // would have refused lately (the screen's read-only dry-run route).
   function watchDryRun(container) {
     var url = container.getAttribute("data-dry-run");
@@ -76,12 +76,13 @@
       var type = container.querySelector("[data-type-select]");
       var severity = container.querySelector("select[name=severity]");
       var value = target.value.trim();
-      if (!value || (type && type.value !== "guardrail") || (severity && severity.value !== "block")) {
+      if (!value || (type && type.value !== "guardrail") || (severity && severity.value !== "block" && severity.value !== "ask")) {
         result.textContent = "";
         return;
       }
       var mine = ++asked;
-      fetch(url + "?target=" + encodeURIComponent(value), {
+      var asking = severity && severity.value === "ask" ? "&severity=ask" : "";
+      fetch(url + "?target=" + encodeURIComponent(value) + asking, {
         credentials: "same-origin",
         headers: { "Accept": "application/json" }
       })

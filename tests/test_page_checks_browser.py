@@ -70,10 +70,11 @@ def seeded(demo_app: Flask) -> dict[str, Any]:
     )
     waiting = editor.new_conversation()["id"]
     editor.say(waiting, '/tool update-post {"post_id": 2, "title": "' + "w" * 300 + '"}')
-    admin.client.post(
+    made = admin.client.post(
         "/connect/tokens",
-        data={"name": "t" * 120, "csrf_token": admin.csrf_from("/connect")},
+        data={"name": "t" * 100, "csrf_token": admin.csrf_from("/connect")},
     )
+    assert made.status_code == 201, "the longest token name a user may give"
     with demo_app.app_context():
         first = db.session.scalars(select(Guidance.id).order_by(Guidance.id)).first()
         session_id = db.session.scalars(select(Session.id)).first()

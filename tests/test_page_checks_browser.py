@@ -54,6 +54,10 @@ def seeded(demo_app: Flask) -> dict[str, Any]:
         "severity": "block",
     }
     editor.say(chat, "/tool remember " + json.dumps(guardrail))
+    rejected = {"type": "fact", "text": f"Rejected: {UNBROKEN[:400]}."}
+    [reply] = [
+        m for m in editor.say(chat, "/tool remember " + json.dumps(rejected)) if m["role"] == "tool"
+    ]
     editor.say(chat, '/tool update-post {"post_id": 1, "title": "' + "y" * 300 + '"}')
     editor.close(chat)
     admin = DemoClient(demo_app, "admin")
@@ -76,6 +80,10 @@ def seeded(demo_app: Flask) -> dict[str, Any]:
     )
     assert made.status_code == 201, "the longest token name a user may give"
     with demo_app.app_context():
+        from chatmem.memory import guidance
+
+        reason = "z" * 500  # the longest reason, unbroken, on the Rejected tab
+        guidance.reject(db, reply["result"]["id"], actor_id="1", reason=reason)
         first = db.session.scalars(select(Guidance.id).order_by(Guidance.id)).first()
         session_id = db.session.scalars(select(Session.id)).first()
     return {"chat": chat, "entry": first, "session": session_id, "waiting": waiting}
@@ -97,10 +105,19 @@ def pages(seeded: dict[str, Any]) -> dict[str, list[str]]:
             "/connect",
             *(
                 f"{memory}?tab={tab}"
-                for tab in ("pending", "waiting", "active", "trash", "history", "tokens")
+                for tab in (
+                    "pending",
+                    "waiting",
+                    "active",
+                    "rejected",
+                    "trash",
+                    "history",
+                    "tokens",
+                )
             ),
             f"{memory}/sessions/{seeded['session']}",
             f"{memory}/guidance/{seeded['entry']}/hits",
+            f"{memory}/guidance/{seeded['entry']}",
         ],
         "viewer": ["/chat", memory],
     }

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
+from flask.testing import FlaskClient
 
 from tests.hostapp import USERS, create_host_app
 from tests.servers import serving
@@ -83,6 +84,17 @@ def make_token(app: Flask) -> Any:
             return tokens.issue(memory, USERS[username], name=name, read_only=read_only)[1]
 
     return make
+
+
+@pytest.fixture
+def client(app: Flask) -> Iterator[FlaskClient]:
+    """The host app in a browser signed in as the curator (a module may define its own)."""
+    from tests.screen_helpers import add_token_route, login
+
+    add_token_route(app)
+    with app.test_client() as client:
+        login(client, "admin")
+        yield client
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ Python API, the Memory screen's routes, the ledger, the audit trail.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -288,14 +287,6 @@ def test_recall_gives_curators_the_hits_of_ask_rules(memory: Any, db: Any) -> No
 
 
 # -- the Memory screen ---------------------------------------------------------------------
-
-
-@pytest.fixture
-def client(app: Flask) -> Iterator[FlaskClient]:
-    add_token_route(app)
-    with app.test_client() as client:
-        login(client, "admin")
-        yield client
 
 
 def test_the_waiting_calls_tab_shows_the_call_in_words(app: Flask, client: FlaskClient) -> None:

@@ -6,7 +6,6 @@ linked from every row of every guidance tab.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,15 +17,7 @@ from chatmem import BlockedByMemory
 from chatmem.memory import guidance
 from chatmem.memory.models import Guidance, GuidanceEvent
 from tests.hostapp import USERS
-from tests.screen_helpers import JSON, SCREEN, add_token_route, entry, login, propose, token
-
-
-@pytest.fixture
-def client(app: Flask) -> Iterator[FlaskClient]:
-    add_token_route(app)
-    with app.test_client() as client:
-        login(client, "admin")
-        yield client
+from tests.screen_helpers import JSON, SCREEN, entry, login, propose, token
 
 
 def work(app: Flask, step: Any) -> Any:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import random
 import threading
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -22,7 +21,7 @@ from chatmem.memory import guidance
 from chatmem.memory.models import Guidance, LedgerEntry, utcnow
 from chatmem.tools import validate
 from tests.hostapp import USERS
-from tests.screen_helpers import JSON, SCREEN, add_token_route, login, propose, state
+from tests.screen_helpers import JSON, SCREEN, login, propose, state
 from tests.test_guardrails import with_link_tool
 
 ADMIN, EDITOR = USERS["admin"], USERS["editor"]
@@ -47,14 +46,6 @@ def hits(db: Any, entry_id: int) -> tuple[int, Any]:
     db.session.expire_all()
     entry = db.session.get(Guidance, entry_id)
     return entry.hits, entry.last_hit_at
-
-
-@pytest.fixture
-def client(app: Flask) -> Iterator[FlaskClient]:
-    add_token_route(app)
-    with app.test_client() as client:
-        login(client, "admin")
-        yield client
 
 
 # -- hit counts ---------------------------------------------------------------

@@ -11,6 +11,7 @@ from chatmem.memory import guidance
 from chatmem.memory.block import active_entries
 from chatmem.memory.guardrails import (
     GuardrailIndex,
+    Rule,
     canonical_id,
     parse_target,
     target_warning,
@@ -384,3 +385,30 @@ def test_the_index_counts_the_enforced_guardrails(db: Any, admin: Any, editor: A
     index = GuardrailIndex.build(active_entries(db), "chatmem")
     assert len(index) == 4
     assert len(GuardrailIndex.build([], "chatmem")) == 0
+
+
+def test_the_index_keeps_each_rules_severity(db: Any, admin: Any) -> None:
+    held = guard(db, admin, "post_id:3", severity="ask")
+    refused = guard(db, admin, "create-user")
+    index = GuardrailIndex.build(active_entries(db), "chatmem")
+    ask_rule = index.match("update-post", {"post_id": 3}, None)
+    block_rule = index.match("create-user", {}, None)
+    assert ask_rule == Rule(held.id, held.title, "post_id:3", "ask")
+    assert block_rule == Rule(refused.id, refused.title, "create-user", "block")
+
+
+@pytest.mark.parametrize(
+    ("target", "indexed"),
+    [
+        ("post_id:3", True),
+        ("create-user", True),
+        ("post_type:page", True),
+        ("colour:red", False),
+        ("", False),
+        ("other/create-user", False),
+    ],
+)
+def test_adding_a_rule_says_whether_its_target_can_ever_match(target: str, indexed: bool) -> None:
+    index = GuardrailIndex()
+    assert index.add(Rule(1, "t", target), "chatmem") is indexed
+    assert len(index) == (1 if indexed else 0)

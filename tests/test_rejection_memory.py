@@ -19,17 +19,16 @@ from chatmem.memory import guidance
 from chatmem.memory.models import Guidance, Session, utcnow
 from tests.conftest import dispose
 from tests.hostapp import USERS, create_host_app
-from tests.screen_helpers import JSON, SCREEN, add_token_route, entry, login, propose, state, token
+from tests.screen_helpers import (
+    JSON,
+    SCREEN,
+    entry,
+    propose,
+    state,
+    token,
+)
 
 TODAY = f"{utcnow():%Y-%m-%d}"
-
-
-@pytest.fixture
-def client(app: Flask) -> Iterator[FlaskClient]:
-    add_token_route(app)
-    with app.test_client() as client:
-        login(client, "admin")
-        yield client
 
 
 def seed(app: Flask, *texts: str) -> list[int]:

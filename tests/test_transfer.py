@@ -26,7 +26,7 @@ from chatmem.memory import guidance, history, transfer
 from chatmem.memory.models import Guidance, GuidanceEvent
 from tests.conftest import dispose
 from tests.hostapp import USERS, create_host_app
-from tests.screen_helpers import JSON, SCREEN, add_token_route, login, propose, state, token
+from tests.screen_helpers import JSON, SCREEN, login, propose, state, token
 
 ACTOR = f"cli:{getpass.getuser()}"
 
@@ -213,14 +213,6 @@ def test_the_wrong_file_is_refused(app: Flask, tmp_path: Path) -> None:
     (tmp_path / "v2.json").write_text(json.dumps({"format": "chatmem-memory-export", "version": 2}))
     refused = cli(app, "import", str(tmp_path / "v2.json")).stderr
     assert "Not a chatmem memory export (version 1)" in refused
-
-
-@pytest.fixture
-def client(app: Flask) -> Iterator[FlaskClient]:
-    add_token_route(app)
-    with app.test_client() as client:
-        login(client, "admin")
-        yield client
 
 
 def upload(client: FlaskClient, body: bytes, **form: str) -> Any:

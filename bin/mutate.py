@@ -70,7 +70,13 @@ TARGETS = {
     # Recording and the digest; the secret rules (redact, redact_text) are scored elsewhere.
     "ledger": Target(
         "chatmem/memory/ledger.py",
-        ("tests/test_ledger.py", "tests/test_dispatch.py"),
+        # Hit counting and the ask outcomes' digest lines are pinned where they are used.
+        (
+            "tests/test_ledger.py",
+            "tests/test_dispatch.py",
+            "tests/test_guardrail_hits.py",
+            "tests/test_ask_severity.py",
+        ),
         ("x_record", "x_entries", "x_digest", "x_describe"),
     ),
     # The text rules of the trust issue: invisible text, lookalike letters, the field check.

@@ -53,10 +53,11 @@ def test_severity_then_oldest_approval_orders_a_group(memory: Any, db: Any, admi
     add(db, admin, "guardrail", "first info", severity="info")
     add(db, admin, "guardrail", "first none")
     add(db, admin, "guardrail", "a warn", severity="warn")
+    add(db, admin, "guardrail", "an ask", severity="ask")
     add(db, admin, "guardrail", "second info", severity="info")
     add(db, admin, "guardrail", "a block", severity="block")
     line = memory.system_context().splitlines()[1]
-    assert line == "Guardrails: a block; a warn; first info; second info; first none"
+    assert line == "Guardrails: a block; an ask; a warn; first info; second info; first none"
 
 
 def test_approval_time_not_creation_orders_entries(

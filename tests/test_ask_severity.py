@@ -278,6 +278,17 @@ def test_the_dry_run_counts_what_an_ask_target_would_have_held(memory: Any, db: 
     assert result.summary() == "would have held 1 call in the last 30 days"
 
 
+def test_the_dry_run_counts_calls_not_a_curators_decisions(memory: Any, db: Any) -> None:
+    """Held, allowed, run: two calls were made; "allowed" is a decision, not a third."""
+    ask(db)
+    decide(db, held_call(memory), "allow")
+    memory.call_tool("update-post", CALL, user=EDITOR)
+    assert outcomes(db) == ["held", "allowed", "granted-run"]
+    result = memory.dry_run("post_id:3")
+    assert result.count == 2
+    assert [row.outcome for row in result.calls] == ["granted-run", "held"]
+
+
 def test_recall_gives_curators_the_hits_of_ask_rules(memory: Any, db: Any) -> None:
     rule = ask(db)
     held_call(memory)

@@ -24,7 +24,7 @@ from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import String, and_, cast, func, or_, select, true, tuple_
 
 from .guardrails import ID_KEYS, GuardrailIndex, Rule, parse_target
-from .models import LedgerEntry, utcnow
+from .models import CALL_OUTCOMES, LedgerEntry, utcnow
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,11 @@ def dry_run(
         return DryRun(target, days, 0, [], never_matches=True, severity=severity)
     parsed = parse_target(target, server_name)
     since = (now or utcnow()) - timedelta(days=days)
-    window = and_(LedgerEntry.at >= since, _narrowing(parsed.key, parsed.value))
+    window = and_(
+        LedgerEntry.at >= since,
+        LedgerEntry.outcome.in_(CALL_OUTCOMES),  # calls, not a curator's decisions
+        _narrowing(parsed.key, parsed.value),
+    )
     # Calls are grouped by what the matcher reads, and the matcher judges each
     # group once: a tool target reads the tool only, the others the two id
     # inputs, as JSON scalars the database extracts (decoding whole argument

@@ -35,6 +35,9 @@ CHANNELS = ("chat", "mcp", "rest", "python")
 OUTCOMES = ("ok", "error", "blocked", "held", "allowed", "denied", "expired", "granted-run")
 # The outcomes that count a hit on the guardrail named by the row.
 HIT_OUTCOMES = ("blocked", "held")
+# The rows that are a call someone made; the rest (allowed, denied, expired)
+# record a curator's decision or a grant running out.
+CALL_OUTCOMES = ("ok", "error", "blocked", "held", "granted-run")
 HELD_STATES = ("waiting", "allowed", "denied", "expired", "used")
 
 

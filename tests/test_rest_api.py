@@ -190,6 +190,12 @@ def test_the_session_header_groups_calls(
         f"{TOOLS}/recall", json={}, headers=auth(token, **{"X-Chatmem-Session": "k" * 201})
     )
     assert assert_error(too_long, 400, "invalid_params")["field"] == "X-Chatmem-Session"
+    nul = client.post(
+        f"{TOOLS}/recall", json={}, headers=auth(token, **{"X-Chatmem-Session": "task\x001"})
+    )
+    refused = assert_error(nul, 400, "invalid_params")
+    assert (refused["field"], refused["reason"]) == ("X-Chatmem-Session", "nul_character")
+    assert refused["message"] == "X-Chatmem-Session holds a NUL character (U+0000)."
 
 
 def test_listing_shows_only_what_the_user_may_call(

@@ -12,73 +12,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from . import mcp_resources
 from .errors import ChatmemError
+from .mcp_rpc import (
+    ALL_VERSIONS,
+    HANDSHAKE_VERSIONS,
+    INVALID_PARAMS,
+    META_SERVER_INFO,
+    METHOD_NOT_FOUND,
+    Caller,
+    RpcError,
+    complete,
+)
 from .tools import Tool, validate
 
 if TYPE_CHECKING:
     from .extension import ChatMemory
-    from .memory.settings import Snapshot
-
-HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
-MODERN_VERSIONS = ("2026-07-28",)
-ALL_VERSIONS = (*MODERN_VERSIONS, *HANDSHAKE_VERSIONS)
-
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-SERVER_ERROR = -32000  # an HTTP-level refusal; data.code holds the SPEC §11 code
-SESSION_NOT_FOUND = -32001
-HEADER_MISMATCH = -32020
-UNSUPPORTED_VERSION = -32022
-
-# The 2026-07-28 transport's status for a JSON-RPC error (the handshake era answers 200).
-MODERN_STATUS = {
-    PARSE_ERROR: 400,
-    INVALID_REQUEST: 400,
-    INVALID_PARAMS: 400,
-    HEADER_MISMATCH: 400,
-    UNSUPPORTED_VERSION: 400,
-    METHOD_NOT_FOUND: 404,
-}
-
-
-class RpcError(Exception):
-    """A JSON-RPC error; `status` is the HTTP status when the era fixes one."""
-
-    def __init__(
-        self, code: int, message: str, data: Any = None, *, status: int | None = None
-    ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-        self.status = status
-
-    def to_dict(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
-
-def unsupported_version(requested: Any) -> RpcError:
-    return RpcError(
-        UNSUPPORTED_VERSION,
-        "Unsupported protocol version",
-        {"supported": list(ALL_VERSIONS), "requested": requested},
-        status=400,
-    )
 
 
 def server_version() -> str:
@@ -88,29 +40,12 @@ def server_version() -> str:
         return "0.1.0"
 
 
-@dataclass
-class Caller:
-    """One request's view: which era, who, and how to find its session."""
-
-    memory: ChatMemory
-    user: Any
-    modern: bool
-    session_for: Any  # (tool: Tool) -> str | None
-    snapshot: Snapshot | None = None  # the state row read for this request
-    read_only: bool = False  # a read-only token: read-only tools only
-
-
 def capabilities() -> dict[str, Any]:
     return {
         "tools": {"listChanged": False},
         "resources": {"subscribe": False, "listChanged": False},
         "prompts": {"listChanged": False},
     }
-
-
-def complete(caller: Caller, result: dict[str, Any]) -> dict[str, Any]:
-    """2026-07-28 results carry `resultType`; older peers ignore it, so only add it there."""
-    return {**result, "resultType": "complete"} if caller.modern else result
 
 
 def initialize(memory: ChatMemory, params: Mapping[str, Any]) -> dict[str, Any]:

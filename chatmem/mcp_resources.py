@@ -23,11 +23,11 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import mcp_protocol as rpc  # a cycle by design: attributes are read at call time
+from . import mcp_rpc as rpc
 from .errors import ChatmemError, Forbidden, MemoryDisabled
 
 if TYPE_CHECKING:
-    from .mcp_protocol import Caller
+    from .mcp_rpc import Caller
 
 BLOCK_URI = "chatmem://memory/block"
 GUIDANCE_TEMPLATE = "chatmem://guidance/{id}"

@@ -25,10 +25,11 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Response, request
 
 from .. import inputs, mcp_sessions
-from .. import mcp_protocol as rpc
+from .. import mcp_protocol as protocol
+from .. import mcp_rpc as rpc
 from ..errors import ChatmemError
 from ..inputs import NotJson
-from ..mcp_protocol import RpcError
+from ..mcp_rpc import RpcError
 from ..tokens import Bearer
 from .bearer import bearer, exempt_from_csrf, memory, read_body
 from .http_errors import add_error_headers, method_not_allowed
@@ -224,7 +225,7 @@ def _valid_id(value: Any) -> bool:
 def _handshake(who: Bearer, request_id: Any, method: str, params: dict[str, Any]) -> Response:
     mem = memory()
     if method == "initialize":
-        result = rpc.initialize(mem, params)
+        result = protocol.initialize(mem, params)
         session_id = mem.start_session(who.user, "mcp")
         headers = {"Mcp-Session-Id": session_id} if session_id else {}
         return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200, headers)
@@ -248,7 +249,7 @@ def _handshake(who: Bearer, request_id: Any, method: str, params: dict[str, Any]
         read_only=who.read_only,
     )
     try:
-        result = rpc.handle(caller, method, params)
+        result = protocol.handle(caller, method, params)
     except RpcError as error:
         return rpc_error(request_id, error, error.status or 200)
     return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200)
@@ -269,7 +270,7 @@ def _modern(
             snapshot=who.snapshot,
             read_only=who.read_only,
         )
-        result = rpc.handle(caller, method, params)
+        result = protocol.handle(caller, method, params)
     except RpcError as error:
         return rpc_error(request_id, error, error.status or rpc.MODERN_STATUS.get(error.code, 200))
     return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200)

@@ -86,7 +86,15 @@ TARGETS = {
     # Token authentication: hashing, expiry, binding to the user, revocation, the cache.
     "tokens": Target(
         "chatmem/tokens.py",
-        ("tests/test_tokens.py", "tests/test_token_binding.py", "tests/test_token_auth.py"),
+        (
+            "tests/test_tokens.py",
+            "tests/test_token_binding.py",
+            "tests/test_token_auth.py",
+            "tests/test_token_lists.py",
+            # Making, listing and revoking in the browser: the Connect page, the tokens tab.
+            "tests/test_connect_tokens.py",
+            "tests/test_memory_screen_tokens.py",
+        ),
     ),
     # What the MCP endpoint and the REST routes share: the bearer check, body and session key.
     "bearer": Target(

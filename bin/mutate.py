@@ -60,6 +60,9 @@ TARGETS = {
         (
             "tests/test_tools.py",
             "tests/test_dispatch.py",
+            # The input rules and the ask step's grants are pinned where they are used.
+            "tests/test_ask_severity.py",
+            "tests/test_ask_channels.py",
             "tests/test_ledger.py",
             "tests/test_guardrails.py",
             "tests/test_module_switch.py",
@@ -115,11 +118,11 @@ HAND_MADE = [
     HandMutant("tools", r'r"^[a-zA-Z0-9_-]{1,64}$"', r'r"^[a-zA-Z0-9_-]{1,65}$"'),
     HandMutant("tools", r'r"^[a-zA-Z0-9_-]{1,64}$"', r'r"^[a-zA-Z0-9_./-]{1,64}$"'),
     HandMutant("tools", r'r"^[a-zA-Z0-9_-]{1,64}$"', r'r"^[a-zA-Z0-9_-]{2,64}$"'),
-    HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"[+]?\d+\s*"'),
-    HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*[+]?\d+"'),
-    HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*\d+\s*"'),
-    HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*[+-]?\d+\s*"'),
-    HandMutant("tools", r'r"\s*[+]?\d+\s*"', r'r"\s*[+]?\d*\s*"'),
+    HandMutant("tools", r'r"\s*[+]?\d{1,19}\s*"', r'r"[+]?\d{1,19}\s*"'),
+    HandMutant("tools", r'r"\s*[+]?\d{1,19}\s*"', r'r"\s*[+]?\d{1,19}"'),
+    HandMutant("tools", r'r"\s*[+]?\d{1,19}\s*"', r'r"\s*\d{1,19}\s*"'),
+    HandMutant("tools", r'r"\s*[+]?\d{1,19}\s*"', r'r"\s*[+-]?\d{1,19}\s*"'),
+    HandMutant("tools", r'r"\s*[+]?\d{1,19}\s*"', r'r"\s*[+]?\d{1,20}\s*"'),
     HandMutant(
         "tools",
         "    func: Callable[..., Any]\n    read_only: bool = False\n",

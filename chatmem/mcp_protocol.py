@@ -26,6 +26,7 @@ from .mcp_rpc import (
     Caller,
     RpcError,
     complete,
+    uncached,
 )
 from .tools import Tool, validate
 
@@ -100,10 +101,7 @@ def list_tools(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
         caller.user, read_only=caller.read_only, snapshot=caller.snapshot
     )
     tools = [describe_tool(t) for t in visible]
-    result: dict[str, Any] = {"tools": tools}
-    if caller.modern:
-        result.update(ttlMs=0, cacheScope="private")
-    return complete(caller, result)
+    return uncached(caller, {"tools": tools})
 
 
 def tool_result(payload: dict[str, Any], *, is_error: bool) -> dict[str, Any]:

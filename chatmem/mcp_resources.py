@@ -96,10 +96,7 @@ def _may_read(caller: Caller) -> None:
 
 
 def _listed(caller: Caller, key: str, items: list[dict[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {key: items}
-    if caller.modern:
-        result.update(ttlMs=0, cacheScope="private")
-    return rpc.complete(caller, result)
+    return rpc.uncached(caller, {key: items})
 
 
 def _read(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -115,10 +112,7 @@ def _read(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
             raise rpc.RpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri[:300]})
         text = json.dumps(entry, ensure_ascii=False)
         contents = {"uri": uri, "mimeType": "application/json", "text": text}
-    result: dict[str, Any] = {"contents": [contents]}
-    if caller.modern:
-        result.update(ttlMs=0, cacheScope="private")
-    return rpc.complete(caller, result)
+    return rpc.uncached(caller, {"contents": [contents]})
 
 
 def _approved_entry(caller: Caller, uri: str) -> dict[str, Any] | None:

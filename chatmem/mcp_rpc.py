@@ -87,3 +87,14 @@ class Caller:
 def complete(caller: Caller, result: dict[str, Any]) -> dict[str, Any]:
     """2026-07-28 results carry `resultType`; older peers ignore it, so only add it there."""
     return {**result, "resultType": "complete"} if caller.modern else result
+
+
+def uncached(caller: Caller, result: dict[str, Any]) -> dict[str, Any]:
+    """A list or read result, completed; 2026-07-28 clients are told not to cache it.
+
+    Every answer depends on the caller and on memory a person may change at any
+    moment, hence `ttlMs: 0` and a private scope.
+    """
+    if caller.modern:
+        result = {**result, "ttlMs": 0, "cacheScope": "private"}
+    return complete(caller, result)

@@ -50,7 +50,6 @@ BULK_MAX = 200
 ID_MAX = 2**31 - 1  # the id column's range: a larger id in a URL is simply not found
 HITS_SHOWN = 100
 DRY_RUN_SHOWN = 20
-TARGET_MAX = 200  # the column's size, as in the add and edit forms
 # The guidance tabs, calls waiting for approval, then every user's API tokens
 # (listed and revoked here, made elsewhere).
 TABS = (*listing.TABS, "waiting", "tokens")
@@ -185,9 +184,10 @@ def dry_run() -> ResponseReturnValue:
     """What a guardrail with `?target=` would have refused (`&severity=ask`: held) lately."""
     try:
         target = text.check_field("target", request.args.get("target", ""))
-        if not target.strip() or len(target) > TARGET_MAX:
+        if not target.strip() or len(target) > guidance.TARGET_MAX:
             raise InvalidParams(
-                f"target must be 1 to {TARGET_MAX} characters.", details={"field": "target"}
+                f"target must be 1 to {guidance.TARGET_MAX} characters.",
+                details={"field": "target"},
             )
     except ChatmemError as error:
         return jsonify({"error": error.to_dict()}), error.status  # a JSON route, for the forms

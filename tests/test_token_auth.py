@@ -22,7 +22,7 @@ from sqlalchemy import event, func, select
 from chatmem import tokens
 from chatmem.errors import InvalidParams, NotFound, Unauthorized
 from chatmem.memory.models import ApiToken
-from tests.hostapp import USERS, User
+from tests.hostapp import USERS, User, reconfigure
 
 TOOLS = "/chatmem/api/tools"
 ASK_FOR_A_TOKEN = "Send an API token as 'Authorization: Bearer cm_...'."
@@ -272,8 +272,8 @@ def reads_of(app: Flask) -> Iterator[list[str]]:
 def test_known_tokens_cost_no_token_read_and_the_state_row_is_read_once(
     app: Flask, second_worker: Flask, make_token: Any
 ) -> None:
-    app.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 0
-    second_worker.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 0
+    reconfigure(app, CHATMEM_RATE_LIMIT_PER_MINUTE=0)
+    reconfigure(second_worker, CHATMEM_RATE_LIMIT_PER_MINUTE=0)
     first, second = make_token("editor", "one"), make_token("admin", "two")
     for plain in (first, second):
         assert get(app, f"Bearer {plain}").status_code == 200  # read, bound, touched

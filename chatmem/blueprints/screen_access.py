@@ -29,15 +29,11 @@ from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import validate_csrf
 from wtforms import ValidationError
 
+from ..core import current_memory
 from ..errors import ChatmemError, Forbidden, Unauthorized
 
 CAPABILITY = "manage_options"
 F = TypeVar("F", bound=Callable[..., ResponseReturnValue])
-
-
-def memory() -> Any:
-    """The ChatMemory object of the running app."""
-    return current_app.extensions["chatmem"].memory
 
 
 def current_user() -> Any:
@@ -95,11 +91,11 @@ def refusal(*, changes_state: bool) -> ResponseReturnValue | None:
             if to_login is not None:
                 return to_login
         return error_response(Unauthorized("Sign in to use the Memory screen."))
-    if not memory().can(user, CAPABILITY):
+    if not current_memory().can(user, CAPABILITY):
         return error_response(
             Forbidden(f"The Memory screen needs the {CAPABILITY} capability."), page="refused"
         )
-    if not memory().licensed():
+    if not current_memory().licensed():
         locked = Forbidden(
             "Project memory is a Pro feature: activate a Pro licence to use it.",
             details={"reason": "licence"},
@@ -171,7 +167,7 @@ def flash_back(
 
 def _upgrade_url() -> str | None:
     """CHATMEM_UPGRADE_URL when it is a web or relative address (never javascript:)."""
-    url = str(memory().config("CHATMEM_UPGRADE_URL") or "").strip()
+    url = str(current_memory().config("CHATMEM_UPGRADE_URL") or "").strip()
     parts = urlsplit(url)
     if parts.scheme in ("http", "https") or (url.startswith("/") and not url.startswith("//")):
         return url

@@ -46,9 +46,9 @@ from chatmem import (
 )
 from chatmem.admission import admit
 from chatmem.errors import headers_for
-from chatmem.extension import user_id_of
 from chatmem.inputs import parse_json
 from chatmem.memory.models import ApiToken
+from chatmem.permissions import user_id_of
 
 from . import chat
 from .connect import mcp_configs

@@ -8,7 +8,7 @@ from typing import Any
 import click
 from flask.cli import AppGroup
 
-from . import tokens
+from .auth import tokens
 from .cli_guidance import guidance_cli
 from .cli_transfer import export, import_
 from .core import current_memory

@@ -25,7 +25,7 @@ SCREEN = "/chatmem/memory"
 
 
 def make_token(app: Flask, username: str) -> str:
-    from chatmem import tokens
+    from chatmem.auth import tokens
     from chatmem.demo.extensions import db
     from chatmem.demo.models import User
 

@@ -18,7 +18,8 @@ import pytest
 from flask import Flask
 from sqlalchemy import event
 
-from chatmem import BlockedByMemory, NotFound, tokens
+from chatmem import BlockedByMemory, NotFound
+from chatmem.auth import tokens
 from chatmem.memory import guidance
 from chatmem.memory.models import Session, utcnow
 from chatmem.memory.recall import recall

@@ -13,7 +13,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from chatmem import tokens
+from chatmem.auth import tokens
 from chatmem.memory import guidance
 from chatmem.memory.models import LedgerEntry, Session
 from tests.hostapp import reconfigure

@@ -1,4 +1,4 @@
-"""The token check (chatmem/tokens.py) at its edges, as a REST client and an operator see it.
+"""The token check (chatmem/auth/tokens.py) at its edges, as a REST client and an operator see it.
 
 What is stored (a hash that never equals the token, stable across releases),
 the name rules, the exact refusals, the once-a-minute `last used` write on a
@@ -19,7 +19,7 @@ import pytest
 from flask import Flask
 from sqlalchemy import event, func, select
 
-from chatmem import tokens
+from chatmem.auth import tokens
 from chatmem.errors import InvalidParams, NotFound, Unauthorized
 from chatmem.memory.models import ApiToken
 from tests.hostapp import USERS, User, reconfigure

@@ -13,12 +13,12 @@ from flask import Blueprint, Response, jsonify, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from .. import inputs
+from ..auth.tokens import Bearer
 from ..core import current_memory
 from ..errors import ChatmemError, InvalidParams
-from ..tokens import Bearer
 from ..tools import Tool
 from .bearer import bearer, exempt_from_csrf, read_body, session_key
-from .http_errors import add_error_headers, method_not_allowed
+from .http_errors import http_error, method_not_allowed
 from .openapi import openapi_document
 
 log = logging.getLogger("chatmem")
@@ -27,30 +27,23 @@ api = Blueprint("chatmem_api", __name__)
 api.record_once(lambda state: exempt_from_csrf(state.app, api))
 
 
-def error_response(error: ChatmemError) -> Response:
-    """The one way this API reports a failure (SPEC §11)."""
-    response = jsonify({"error": error.to_dict()})
-    response.status_code = error.status
-    return add_error_headers(response, error)
-
-
 @api.errorhandler(ChatmemError)
 def _chatmem_error(error: ChatmemError) -> Response:
-    return error_response(error)
+    return http_error(error)
 
 
 @api.errorhandler(HTTPException)
 def _http_error(error: HTTPException) -> Response:
     if isinstance(error, MethodNotAllowed):
-        return error_response(method_not_allowed(sorted(error.valid_methods or ())))
+        return http_error(method_not_allowed(sorted(error.valid_methods or ())))
     code = {404: "not_found", 413: "payload_too_large"}.get(error.code or 400, "invalid_params")
-    return error_response(ChatmemError(error.description or "", code=code, status=error.code))
+    return http_error(ChatmemError(error.description or "", code=code, status=error.code))
 
 
 @api.errorhandler(Exception)
 def _unexpected(error: Exception) -> Response:
     log.exception("chatmem REST route failed")
-    return error_response(
+    return http_error(
         ChatmemError(
             "Something went wrong on the server; it was logged.", code="internal_error", status=500
         )

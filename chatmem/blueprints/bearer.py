@@ -12,10 +12,10 @@ from flask import Blueprint, request
 from flask.sansio.app import App
 
 from .. import inputs
-from ..admission import admit
+from ..auth.admission import admit
+from ..auth.tokens import Bearer
 from ..core import current_memory
 from ..errors import InvalidParams, PayloadTooLarge
-from ..tokens import Bearer
 
 SESSION_KEY_MAX = 200
 

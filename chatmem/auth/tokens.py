@@ -36,16 +36,16 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, func, or_, select, update
 
-from .errors import InvalidParams, NotFound, Unauthorized
-from .memory import listing, reads, settings
-from .memory.models import ApiToken, GuidanceEvent, utcnow
-from .text import check_field
+from ..errors import InvalidParams, NotFound, Unauthorized
+from ..memory import listing, reads, settings
+from ..memory.models import ApiToken, GuidanceEvent, utcnow
+from ..text import check_field
 
 if TYPE_CHECKING:
     from flask_sqlalchemy import SQLAlchemy
 
-    from .core import MemoryCore
-    from .memory.settings import Snapshot
+    from ..core import MemoryCore
+    from ..memory.settings import Snapshot
 
 log = logging.getLogger("chatmem")
 
@@ -158,7 +158,7 @@ def issue(
     read_only: bool = False,
 ) -> tuple[ApiToken, str]:
     """Make a token bound to this user as the host describes them now."""
-    from .permissions import user_id_of
+    from ..permissions import user_id_of
 
     return create(
         memory.db,

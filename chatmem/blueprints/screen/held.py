@@ -13,13 +13,13 @@ from typing import Any
 from flask import jsonify, request
 from flask.typing import ResponseReturnValue
 
-from .. import text
-from ..core import current_memory
-from ..errors import ChatmemError, InvalidParams, NotFound
-from ..memory import held
-from .memory_screen import ID_MAX, _actor_id, _failed, _fields, bp
-from .screen_access import admin_only, error_response, flash_back, wants_json
-from .screen_view import helpers, visible
+from ... import text
+from ...core import current_memory
+from ...errors import ChatmemError, InvalidParams, NotFound
+from ...memory import held
+from .access import admin_only, error_response, flash_back, wants_json
+from .routes import ID_MAX, _actor_id, _failed, _fields, bp
+from .view import helpers, visible
 
 
 @bp.post(f"/held/<int(max={ID_MAX}):request_id>/<decision>")

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .memory import sessions
-from .permissions import user_id_of
+from ..memory import sessions
+from ..permissions import user_id_of
 
 if TYPE_CHECKING:
     from .core import MemoryCore

@@ -23,16 +23,16 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, request
 
-from .. import inputs, mcp_sessions
-from .. import mcp_protocol as protocol
-from .. import mcp_rpc as rpc
+from .. import inputs
+from ..auth.tokens import Bearer
+from ..blueprints.bearer import bearer, exempt_from_csrf, read_body
+from ..blueprints.http_errors import add_error_headers, method_not_allowed
 from ..core import current_memory
 from ..errors import ChatmemError
 from ..inputs import NotJson
-from ..mcp_rpc import RpcError
-from ..tokens import Bearer
-from .bearer import bearer, exempt_from_csrf, read_body
-from .http_errors import add_error_headers, method_not_allowed
+from . import protocol, rpc
+from . import sessions as mcp_sessions
+from .rpc import RpcError
 
 log = logging.getLogger("chatmem")
 

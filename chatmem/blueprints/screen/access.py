@@ -24,13 +24,14 @@ from functools import wraps
 from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
-from flask import current_app, flash, jsonify, redirect, render_template, request, url_for
+from flask import current_app, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import validate_csrf
 from wtforms import ValidationError
 
-from ..core import current_memory
-from ..errors import ChatmemError, Forbidden, Unauthorized
+from ...core import current_memory
+from ...errors import ChatmemError, Forbidden, Unauthorized
+from ..http_errors import http_error
 
 CAPABILITY = "manage_options"
 F = TypeVar("F", bound=Callable[..., ResponseReturnValue])
@@ -142,7 +143,7 @@ def admin_only(*, changes_state: bool) -> Callable[[F], F]:
 def error_response(error: ChatmemError, *, page: str = "refused") -> ResponseReturnValue:
     """JSON `{"error": ...}` for scripts, a small page for browsers."""
     if wants_json():
-        return jsonify({"error": error.to_dict()}), error.status
+        return http_error(error)
     upgrade_url = _upgrade_url() if page == "locked" else None
     html = render_template(f"chatmem/{page}.html", error=error, upgrade_url=upgrade_url)
     return html, error.status

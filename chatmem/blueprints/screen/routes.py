@@ -18,28 +18,29 @@ from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError
 from werkzeug.wrappers import Response
 
-from .. import inputs, text, tokens
-from ..core import current_memory
-from ..errors import ChatmemError, Conflict, Forbidden, InvalidParams, NotFound, PayloadTooLarge
-from ..memory import guidance, held, history, ledger, listing, screening, transfer
-from ..memory.models import ENFORCED_SEVERITIES, STATUSES, ApiToken, Guidance, Session, utcnow
-from ..memory.screening import Flag
-from ..memory.settings import SETTINGS
-from ..permissions import user_id_of
-from .screen_access import (
+from ... import inputs, text
+from ...auth import tokens
+from ...core import current_memory
+from ...errors import ChatmemError, Conflict, Forbidden, InvalidParams, NotFound, PayloadTooLarge
+from ...memory import guidance, held, history, ledger, listing, screening, transfer
+from ...memory.models import ENFORCED_SEVERITIES, STATUSES, ApiToken, Guidance, Session, utcnow
+from ...memory.screening import Flag
+from ...memory.settings import SETTINGS
+from ...permissions import user_id_of
+from .access import (
     admin_only,
     current_user,
     error_response,
     flash_back,
     wants_json,
 )
-from .screen_view import SETTING_LABELS, helpers, visible
+from .view import SETTING_LABELS, helpers, visible
 
 bp = Blueprint(
     "chatmem_memory",
     __name__,
-    template_folder="../templates",
-    static_folder="../static/chatmem",
+    template_folder="../../templates",
+    static_folder="../../static/chatmem",
     static_url_path="/static",
 )
 
@@ -596,7 +597,3 @@ def _navigation() -> dict[str, Any]:
         "chatmem_pending_count": chatmem_pending_count,
         "chatmem_memory_url": chatmem_memory_url,
     }
-
-
-# The Waiting calls tab's decisions live in their own module, on this blueprint.
-from . import screen_held  # noqa: E402, F401

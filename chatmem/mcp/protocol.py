@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
-from . import mcp_resources
-from .errors import ChatmemError, NotFound
-from .mcp_rpc import (
+from ..errors import ChatmemError, NotFound
+from ..tools import Tool
+from . import resources
+from .rpc import (
     ALL_VERSIONS,
     HANDSHAKE_VERSIONS,
     INVALID_PARAMS,
@@ -28,7 +29,6 @@ from .mcp_rpc import (
     complete,
     uncached,
 )
-from .tools import Tool
 
 if TYPE_CHECKING:
     from .core import MemoryCore
@@ -151,7 +151,7 @@ def handle(caller: Caller, method: str, params: Mapping[str, Any]) -> dict[str, 
         return call_tool(caller, params)
     if method == "server/discover" and caller.modern:
         return discover(caller)
-    answer = mcp_resources.handle(caller, method, params)
+    answer = resources.handle(caller, method, params)
     if answer is not None:
         return answer
     raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")

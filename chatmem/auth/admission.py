@@ -15,8 +15,8 @@ from . import ratelimit
 from .tokens import Bearer, authenticate
 
 if TYPE_CHECKING:
-    from .core import MemoryCore
-    from .memory.settings import Snapshot
+    from ..core import MemoryCore
+    from ..memory.settings import Snapshot
 
 
 def admit(

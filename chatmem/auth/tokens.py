@@ -289,50 +289,66 @@ def authenticate(
     (the state row read for this request) a token this worker has already
     seen valid at that revision is not read again.
     """
+    plain = _bearer_token(authorization)
+    token = _known_token(memory, hash_token(plain), snapshot)
+    now = utcnow()
+    if token.expires_at is not None and now >= token.expires_at:
+        raise Unauthorized(NOT_VALID)
+    user = _token_user(memory, token)
+    if token.last_used_at is None or now - token.last_used_at > _TOUCH_EVERY:
+        # Each worker keeps its own copy, so with N workers this is at most N
+        # writes a minute per token: still far from one per request.
+        memory.db.session.execute(
+            update(ApiToken).where(ApiToken.id == token.token_id).values(last_used_at=now)
+        )
+        memory.db.session.commit()
+        token.last_used_at = now
+    return Bearer(user=user, token_id=token.token_id, snapshot=snapshot, read_only=token.read_only)
+
+
+def _bearer_token(authorization: str | None) -> str:
     scheme, _, plain = (authorization or "").strip().partition(" ")
     plain = plain.strip()
     if scheme.lower() != "bearer" or not plain.startswith(TOKEN_PREFIX):
         raise Unauthorized("Send an API token as 'Authorization: Bearer cm_...'.")
-    db = memory.db
-    token_hash = hash_token(plain)
+    return plain
+
+
+def _known_token(memory: MemoryCore, token_hash: str, snapshot: Snapshot | None) -> KnownToken:
+    """The token's row, from this worker's cache at the snapshot's revision or the database."""
     known = memory.known_tokens(snapshot) if snapshot is not None else None
     token = known.get(token_hash) if known is not None else None
-    if token is None:
-        row = reads.first(db, _BY_HASH, {"token_hash": token_hash})
-        if row is None or row.revoked_at is not None:
-            raise Unauthorized(NOT_VALID)
-        token = KnownToken(
-            row.id,
-            row.user_id,
-            row.last_used_at,
-            row.user_fingerprint,
-            row.expires_at,
-            bool(row.read_only),
-        )
-        if known is not None:
-            if len(known) >= KNOWN_MAX:
-                known.clear()
-            known[token_hash] = token
-    now = utcnow()
-    if token.expires_at is not None and now >= token.expires_at:
+    if token is not None:
+        return token
+    row = reads.first(memory.db, _BY_HASH, {"token_hash": token_hash})
+    if row is None or row.revoked_at is not None:
         raise Unauthorized(NOT_VALID)
+    token = KnownToken(
+        row.id,
+        row.user_id,
+        row.last_used_at,
+        row.user_fingerprint,
+        row.expires_at,
+        bool(row.read_only),
+    )
+    if known is not None:
+        if len(known) >= KNOWN_MAX:
+            known.clear()
+        known[token_hash] = token
+    return token
+
+
+def _token_user(memory: MemoryCore, token: KnownToken) -> Any:
+    """The token's user, if it still exists, is active and is the user the token was made for."""
     user = memory.load_user(token.user_id)
     if user is None or getattr(user, "is_active", True) is False:
         raise Unauthorized(NOT_VALID)
     fingerprint = _fingerprint_hash(memory, user)
     if token.fingerprint is None:
-        token.fingerprint = _bind(db, token.token_id, fingerprint)
+        token.fingerprint = _bind(memory.db, token.token_id, fingerprint)
     if fingerprint is None or token.fingerprint != fingerprint:
         raise Unauthorized(NOT_VALID)
-    if token.last_used_at is None or now - token.last_used_at > _TOUCH_EVERY:
-        # Each worker keeps its own copy, so with N workers this is at most N
-        # writes a minute per token: still far from one per request.
-        db.session.execute(
-            update(ApiToken).where(ApiToken.id == token.token_id).values(last_used_at=now)
-        )
-        db.session.commit()
-        token.last_used_at = now
-    return Bearer(user=user, token_id=token.token_id, snapshot=snapshot, read_only=token.read_only)
+    return user
 
 
 def _fingerprint_hash(memory: MemoryCore, user: Any) -> str | None:

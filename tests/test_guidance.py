@@ -182,3 +182,25 @@ def test_titles_follow_the_text_unless_an_admin_chose_one(db: Any) -> None:
     assert guidance.events(db, entry.id)[-1].detail == {
         "text": ["checkout moved to page 43", "checkout is page 44"]
     }
+
+
+def test_the_screen_and_the_tool_refuse_a_bad_field_in_the_same_words(
+    memory: Any, db: Any, editor: Any
+) -> None:
+    # One schema (guidance.FIELDS_SCHEMA) checks an agent's proposal and a
+    # curator's entry: the same rule broken reads the same on both.
+    for bad in [
+        {"type": "gossip", "text": "x"},
+        {"type": "fact", "text": "x", "severity": "fatal"},
+        {"type": "fact", "text": "x" * 1001},
+        {"type": "fact", "text": "x", "title": "t" * 201},
+        {"type": "fact", "text": "x", "scope": "s" * 65},
+        {"type": "fact", "text": "x", "target": "tool:" + "t" * 200},
+    ]:
+        with pytest.raises(InvalidParams) as by_curator:
+            guidance.admin_add(db, bad, actor_id="1")
+        with pytest.raises(InvalidParams) as by_agent:
+            memory.call_tool("remember", bad, user=editor)
+        assert by_curator.value.message == by_agent.value.message
+        assert by_curator.value.details == by_agent.value.details
+    assert db.session.query(guidance.Guidance).count() == 0

@@ -15,10 +15,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
+from jsonschema import Draft202012Validator
 from sqlalchemy import select
 from sqlalchemy.orm.exc import StaleDataError
 
 from ..errors import Conflict, InvalidParams, NotFound
+from ..json_schema import NOT_BLANK, describe_error
 from ..text import check_field
 from . import settings
 from .models import (
@@ -44,6 +46,55 @@ REASON_MAX = 500
 # Actor ids of changes made from a shell (`flask chatmem guidance ...`): `cli:<login>`,
 # never a host user id, so no user loader is asked about them.
 CLI_ACTOR_PREFIX = "cli:"
+
+
+TYPE_FIELD: dict[str, Any] = {
+    "type": "string",
+    "enum": list(GUIDANCE_TYPES),
+    "description": "Kind of guidance.",
+}
+TEXT_FIELD: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": TEXT_MAX,
+    "pattern": NOT_BLANK,
+}
+
+#: The guidance fields, as the `remember` tool takes them and the screen and imports check them.
+FIELDS_SCHEMA: dict[str, Any] = {
+    "type": TYPE_FIELD,
+    "text": {**TEXT_FIELD, "description": "The guidance itself, e.g. 'checkout is page 42'."},
+    "title": {
+        "type": "string",
+        "maxLength": TITLE_MAX,
+        "description": "Short label; defaults to the first 8 words of text.",
+    },
+    "scope": {
+        "type": "string",
+        "maxLength": SCOPE_MAX,
+        "description": "Free label such as global or checkout.",
+    },
+    "target": {
+        "type": "string",
+        "maxLength": TARGET_MAX,
+        "description": (
+            "What a block guardrail refuses (an ask one holds for a curator): tool:<slug>, "
+            "post_id:<id> or post_type:<type>."
+        ),
+    },
+    "severity": {
+        "type": "string",
+        "enum": list(SEVERITIES),
+        "description": (
+            "info, warn, ask or block; with a target, once approved, block refuses a matching "
+            "call and ask holds it until a curator allows it once."
+        ),
+    },
+}
+
+_FIELDS = Draft202012Validator(
+    {"type": "object", "properties": FIELDS_SCHEMA, "additionalProperties": False}
+)
 
 
 def fold(text: str) -> str:
@@ -307,24 +358,15 @@ def _checked(fields: Mapping[str, Any], *, partial: bool) -> dict[str, Any]:
         for required in ("type", "text"):
             if not out.get(required):
                 raise InvalidParams(f"{required} is required.", details={"field": required})
-    if "type" in out and out["type"] not in GUIDANCE_TYPES:
-        raise InvalidParams(
-            f"type must be one of {', '.join(GUIDANCE_TYPES)}.", details={"field": "type"}
-        )
-    if out.get("severity") is not None and out["severity"] not in SEVERITIES:
-        raise InvalidParams(
-            f"severity must be one of {', '.join(SEVERITIES)}.", details={"field": "severity"}
-        )
     if "text" in out and not out["text"]:
         raise InvalidParams("text must not be empty.", details={"field": "text"})
     if "type" in out and not out["type"]:
         raise InvalidParams("type must not be empty.", details={"field": "type"})
-    limits = {"title": TITLE_MAX, "text": TEXT_MAX, "scope": SCOPE_MAX, "target": TARGET_MAX}
-    for name, limit in limits.items():
-        if out.get(name) and len(out[name]) > limit:
-            raise InvalidParams(
-                f"{name} is longer than {limit} characters.", details={"field": name}
-            )
+    given = {name: value for name, value in out.items() if value is not None}
+    errors = sorted(_FIELDS.iter_errors(given), key=lambda e: list(e.absolute_path))
+    if errors:
+        name, message = describe_error(errors[0])
+        raise InvalidParams(message, details={"field": name})
     return out
 
 

@@ -8,8 +8,8 @@ from ..errors import InvalidParams
 from ..text import Secrets, for_agents_record
 from ..tools import CallContext, Tool, ToolRegistry
 from . import guidance, screening, sessions
-from .guidance import SCOPE_MAX, TARGET_MAX, TEXT_MAX, TITLE_MAX
-from .models import GUIDANCE_TYPES, SEVERITIES, Session
+from .guidance import FIELDS_SCHEMA, TEXT_FIELD, TYPE_FIELD
+from .models import Session
 from .recall import recall as run_recall
 from .recall_page import CURSOR_MAX, DEFAULT_LIMIT, LIMIT_MAX
 
@@ -17,44 +17,10 @@ SUMMARY_MAX = 4000
 TOPIC_MAX = 200
 TAKEAWAYS_MAX = 20
 
-_TYPE = {"type": "string", "enum": list(GUIDANCE_TYPES), "description": "Kind of guidance."}
-_TEXT = {"type": "string", "minLength": 1, "maxLength": TEXT_MAX, "pattern": r"\S"}
-
-GUIDANCE_FIELDS: dict[str, Any] = {
-    "type": _TYPE,
-    "text": {**_TEXT, "description": "The guidance itself, e.g. 'checkout is page 42'."},
-    "title": {
-        "type": "string",
-        "maxLength": TITLE_MAX,
-        "description": "Short label; defaults to the first 8 words of text.",
-    },
-    "scope": {
-        "type": "string",
-        "maxLength": SCOPE_MAX,
-        "description": "Free label such as global or checkout.",
-    },
-    "target": {
-        "type": "string",
-        "maxLength": TARGET_MAX,
-        "description": (
-            "What a block guardrail refuses (an ask one holds for a curator): tool:<slug>, "
-            "post_id:<id> or post_type:<type>."
-        ),
-    },
-    "severity": {
-        "type": "string",
-        "enum": list(SEVERITIES),
-        "description": (
-            "info, warn, ask or block; with a target, once approved, block refuses a matching "
-            "call and ask holds it until a curator allows it once."
-        ),
-    },
-}
-
 RECALL_INPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "type": {**_TYPE, "description": "Only guidance of this type."},
+        "type": {**TYPE_FIELD, "description": "Only guidance of this type."},
         "topic": {
             "type": "string",
             "maxLength": TOPIC_MAX,
@@ -152,7 +118,7 @@ RECALL_OUTPUT: dict[str, Any] = {
 
 REMEMBER_INPUT: dict[str, Any] = {
     "type": "object",
-    "properties": GUIDANCE_FIELDS,
+    "properties": FIELDS_SCHEMA,
     "required": ["type", "text"],
     "additionalProperties": False,
 }
@@ -200,7 +166,7 @@ SUMMARY_INPUT: dict[str, Any] = {
             "description": "Durable guidance proposals; each is pending until approved.",
             "items": {
                 "type": "object",
-                "properties": {"type": _TYPE, "text": _TEXT},
+                "properties": {"type": TYPE_FIELD, "text": TEXT_FIELD},
                 "required": ["type", "text"],
                 "additionalProperties": False,
             },

@@ -237,8 +237,8 @@ class MemoryCore:
         self.db.session.commit()
 
     def snapshot(self) -> _settings.Snapshot:
-        """The revision and switches, read fresh from the database."""
-        return _settings.read(self.db)
+        """The revision and switches: read once per request (`settings.current`)."""
+        return _settings.current(self.db)
 
     def set_setting(self, name: str, value: bool, *, actor: Any) -> _settings.Snapshot:
         return _settings.set_setting(self.db, name, value, actor_id=user_id_of(actor))

@@ -115,3 +115,27 @@ def test_another_process_sees_the_change(memory: Any, db: Any, database_url: str
     seen = run_other_process(database_url)
     assert seen["update"] == "blocked_by_memory"
     assert "Guardrails: Hands off checkout" in seen["block"]
+
+
+def test_a_request_reads_the_state_once_and_again_after_its_own_change(
+    app: Any, second_worker: Any, memory: Any, db: Any
+) -> None:
+    from chatmem.memory import settings
+
+    with app.test_request_context():
+        first = memory.snapshot()
+        # Another worker's change lands mid-request: this request keeps the
+        # state it started with, as every check in it must agree.
+        with second_worker.app_context():
+            settings.set_setting(
+                second_worker.extensions["sqlalchemy"], "auto_summarize", True, actor_id="1"
+            )
+        assert memory.snapshot() == first
+        # Its own change is seen at once.
+        settings.set_setting(db, "memory_enabled", False, actor_id="1")
+        assert memory.snapshot().memory_enabled is False
+        assert memory.snapshot().auto_summarize is True
+    with app.app_context():
+        # Outside a request every call reads afresh.
+        settings.set_setting(db, "memory_enabled", True, actor_id="1")
+        assert memory.snapshot().memory_enabled is True

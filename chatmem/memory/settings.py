@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flask import g, has_request_context
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -47,6 +48,30 @@ def read(db: SQLAlchemy) -> Snapshot:
     return Snapshot(row.revision, row.memory_enabled, row.require_approval, row.auto_summarize)
 
 
+# Where a request keeps the state it read (flask.g), until a write bumps the revision.
+_REQUEST_KEY = "chatmem_snapshot"
+
+
+def current(db: SQLAlchemy) -> Snapshot:
+    """The state as this request sees it: one read per request, again after a bump.
+
+    Outside a request (a command, the sweeper, a test's app context) every
+    call reads afresh, so a long-lived app context never goes stale.
+    """
+    if not has_request_context():
+        return read(db)
+    found: Snapshot | None = g.get(_REQUEST_KEY)
+    if found is None:
+        found = read(db)
+        setattr(g, _REQUEST_KEY, found)
+    return found
+
+
+def _forget_current() -> None:
+    if has_request_context():
+        g.pop(_REQUEST_KEY, None)
+
+
 class Reader:
     """Reads the state row: the dispatcher's view of the revision and switches."""
 
@@ -54,7 +79,7 @@ class Reader:
         self.db = db
 
     def snapshot(self) -> Snapshot:
-        return read(self.db)
+        return current(self.db)
 
 
 def ensure_state_row(db: SQLAlchemy) -> None:
@@ -70,6 +95,7 @@ def ensure_state_row(db: SQLAlchemy) -> None:
 
 def bump_revision(db: SQLAlchemy) -> None:
     """Mark the block and guardrail index stale, in the caller's transaction."""
+    _forget_current()
     ensure_state_row(db)
     db.session.execute(
         update(State).where(State.id == STATE_ID).values(revision=State.revision + 1)

@@ -6,7 +6,6 @@ arguments, a `ChatmemError` becomes its status and `{"error": {...}}`.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
@@ -20,10 +19,8 @@ from ..memory.settings import Snapshot
 from ..tokens import Bearer
 from ..tools import Tool
 from .bearer import bearer, exempt_from_csrf, memory, read_body, session_key
-from .http_errors import add_error_headers, method_not_allowed
+from .http_errors import add_error_headers, method_not_allowed, server_failure
 from .openapi import openapi_document
-
-log = logging.getLogger("chatmem")
 
 api = Blueprint("chatmem_api", __name__)
 api.record_once(lambda state: exempt_from_csrf(state.app, api))
@@ -51,12 +48,7 @@ def _http_error(error: HTTPException) -> Response:
 
 @api.errorhandler(Exception)
 def _unexpected(error: Exception) -> Response:
-    log.exception("chatmem REST route failed")
-    return error_response(
-        ChatmemError(
-            "Something went wrong on the server; it was logged.", code="internal_error", status=500
-        )
-    )
+    return error_response(server_failure(error, "chatmem REST route"))
 
 
 def visible_tools(who: Bearer) -> list[Tool]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import logging
 from collections.abc import Mapping
 from functools import partial
 from typing import Any
@@ -32,9 +31,7 @@ from ..inputs import NotJson
 from ..mcp_rpc import RpcError
 from ..tokens import Bearer
 from .bearer import bearer, exempt_from_csrf, memory, read_body
-from .http_errors import add_error_headers, method_not_allowed
-
-log = logging.getLogger("chatmem")
+from .http_errors import add_error_headers, method_not_allowed, server_failure
 
 mcp = Blueprint("chatmem_mcp", __name__)
 mcp.record_once(lambda state: exempt_from_csrf(state.app, mcp))
@@ -148,10 +145,12 @@ def endpoint() -> Response:
         except ChatmemError as error:
             return refusal(error)
         return dispatch(who, body)
-    except Exception:
-        # A bug or an outage (say, the database): a JSON-RPC error, never a 500 page.
-        log.exception("MCP request failed")
-        memory().db.session.rollback()
+    except Exception as error:
+        # A JSON-RPC error, never a 500 page: the database down is HTTP 503 (retry
+        # later), a bug -32603 with HTTP 200 as the handshake era answers errors.
+        failure = server_failure(error, "MCP request")
+        if failure.code == "unavailable":
+            return refusal(failure)
         return rpc_error(None, RpcError(rpc.INTERNAL_ERROR, "Internal error; it was logged."), 200)
 
 

@@ -45,6 +45,7 @@ from chatmem import (
     tokens,
 )
 from chatmem.admission import admit
+from chatmem.blueprints.http_errors import outage_page, server_failure
 from chatmem.errors import headers_for
 from chatmem.extension import user_id_of
 from chatmem.inputs import parse_json
@@ -108,10 +109,13 @@ def http_error(error: HTTPException) -> Any:
 
 
 def server_error(error: Exception) -> Any:
-    current_app.logger.exception("unhandled error", exc_info=error)
-    message = "Something went wrong on our side; it was logged."
+    """App-wide: chatmem's one mapping, so the database down is 503 `unavailable` here too."""
+    failure = server_failure(error, "demo request")
     if _wants_json():
-        return error_response(ChatmemError(message, code="server_error", status=500))
+        return error_response(failure)
+    if failure.status == 503:
+        return outage_page(failure)  # chatmem's: the demo's layout needs the database
+    message = "Something went wrong on our side; it was logged."
     return render_template("demo/error.html", message=message), 500
 
 

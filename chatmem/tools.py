@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
+from sqlalchemy.exc import DataError
 
 from . import inputs, text
 from .errors import (
@@ -89,6 +90,8 @@ class Tool:
     title: str | None = None
     written_text: Mapping[str, text.Secrets] = field(default_factory=dict)
     wants_context: bool = field(init=False, default=False)
+    # The argument names the function takes (None: it takes **kwargs, so any).
+    takes: frozenset[str] | None = field(init=False, default=None)
     validator: Draft202012Validator = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -103,6 +106,8 @@ class Tool:
         object.__setattr__(self, "validator", Draft202012Validator(self.input_schema))
         params = inspect.signature(self.func).parameters
         object.__setattr__(self, "wants_context", "context" in params)
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            object.__setattr__(self, "takes", frozenset(params) - {"context"})
 
     def conceal(self, arguments: Any) -> Any:
         """The arguments as they may be kept or shown: `writeOnly` fields hidden."""
@@ -224,10 +229,9 @@ class ToolRegistry:
             db.session.rollback()
             self._record_failure(context, tool, args, error)
             raise
-        except Exception:
-            log.exception("tool %s failed", tool.name)
+        except Exception as error:
             db.session.rollback()
-            failure = ToolFailed(f"The tool {tool.name} failed; the error was logged.")
+            failure = host_failure(tool, error)
             self._record_failure(context, tool, args, failure)
             raise failure from None
         # 7. ledger, in the same transaction as the tool's own writes (and the
@@ -351,6 +355,21 @@ def canonical_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> di
     return out
 
 
+def host_failure(tool: Tool, error: Exception) -> ChatmemError:
+    """A host tool's exception as the client's error: a host bug, unless it is the input's.
+
+    A database `DataError` (an integer too large for its column, say) is a
+    value the schema let through and the database refused: bad input, 400.
+    """
+    if isinstance(error, DataError):
+        return InvalidParams(
+            f"A value given to {tool.name} is out of the range the database can store.",
+            details={"field": "arguments", "reason": "out_of_range"},
+        )
+    log.error("tool %s failed", tool.name, exc_info=error)
+    return ToolFailed(f"The tool {tool.name} failed; the error was logged.")
+
+
 def validate(tool: Tool, arguments: Any) -> dict[str, Any]:
     if arguments is None:
         arguments = {}
@@ -367,6 +386,11 @@ def validate(tool: Tool, arguments: Any) -> dict[str, Any]:
     if errors:
         field_name, message = describe_error(errors[0])
         raise InvalidParams(message, details={"field": field_name})
+    # A schema that allows more properties than the function takes must not
+    # turn a client's extra field into the tool's TypeError (a 500).
+    extra = sorted(set(args) - tool.takes) if tool.takes is not None else []
+    if extra:
+        raise InvalidParams(f"{extra[0]} is not an accepted field.", details={"field": extra[0]})
     return args
 
 

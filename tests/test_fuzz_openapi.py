@@ -9,6 +9,7 @@ and a body matching the schema the document gives for that status.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,7 +20,8 @@ from schemathesis import checks as sc
 from schemathesis.generation import GenerationMode
 from schemathesis.specs.openapi import checks as openapi_checks
 
-from tests.conftest import PG_URL
+from tests.conftest import PG_URL, dispose
+from tests.hostapp import create_host_app
 
 OPENAPI = "/chatmem/api/openapi.json"
 # Bounded, so a pass over every operation stays well under a minute per database.
@@ -28,6 +30,15 @@ EXAMPLES = 25
 # `explode` is the test host's deliberate bug (a tool that raises): its 500
 # `tool_error` is documented behaviour for a host bug, not a chatmem one.
 HOST_BUG = "/chatmem/api/tools/explode"
+
+
+@pytest.fixture
+def app(database_url: str) -> Iterator[Flask]:
+    """The test host without the per-token rate limit: past it every call
+    would be 429, and the fuzz would stop reaching the tools at all."""
+    app = create_host_app(database_url, CHATMEM_RATE_LIMIT_PER_MINUTE=0)
+    yield app
+    dispose(app)
 
 
 @pytest.fixture

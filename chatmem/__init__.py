@@ -14,6 +14,7 @@ from .errors import (
     RateLimited,
     ToolFailed,
     Unauthorized,
+    Unavailable,
 )
 from .extension import ChatMemory
 from .tools import CallContext, Tool
@@ -35,4 +36,5 @@ __all__ = [
     "Tool",
     "ToolFailed",
     "Unauthorized",
+    "Unavailable",
 ]

@@ -16,11 +16,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
+from sqlalchemy.exc import DataError
+
 from .errors import (
     ApprovalRequired,
     BlockedByMemory,
     ChatmemError,
     Forbidden,
+    InvalidParams,
     MemoryDisabled,
     NotFound,
     ToolFailed,
@@ -127,6 +130,21 @@ class DbSessions:
 
     def exists(self, session_id: str) -> bool:
         return sessions.exists(self.db, session_id)
+
+
+def host_failure(tool: Tool, error: Exception) -> ChatmemError:
+    """A host tool's exception as the client's error: a host bug, unless it is the input's.
+
+    A database `DataError` (an integer too large for its column, say) is a
+    value the schema let through and the database refused: bad input, 400.
+    """
+    if isinstance(error, DataError):
+        return InvalidParams(
+            f"A value given to {tool.name} is out of the range the database can store.",
+            details={"field": "arguments", "reason": "out_of_range"},
+        )
+    log.error("tool %s failed", tool.name, exc_info=error)
+    return ToolFailed(f"The tool {tool.name} failed; the error was logged.")
 
 
 class Dispatcher:
@@ -260,10 +278,9 @@ class Dispatcher:
             self.db.session.rollback()
             self.record_failure(call, error)
             raise
-        except Exception:
-            log.exception("tool %s failed", tool.name)
+        except Exception as error:
             self.db.session.rollback()
-            failure = ToolFailed(f"The tool {tool.name} failed; the error was logged.")
+            failure = host_failure(tool, error)
             self.record_failure(call, failure)
             raise failure from None
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import exc
+
 
 class ChatmemError(Exception):
     """A failure a client can act on: a stable `code`, a message, a status."""
@@ -94,6 +96,56 @@ class RateLimited(ChatmemError):
 
 class ProviderFailed(ChatmemError):
     code, status = "provider_error", 502
+
+
+# How long a client is told to wait (Retry-After) while the database is down.
+RETRY_AFTER_SECONDS = 5
+
+
+class Unavailable(ChatmemError):
+    """The database (or another dependency) cannot be reached: nothing was done, retry later."""
+
+    code, status = "unavailable", 503
+
+    def __init__(self, message: str = "", **kwargs: Any) -> None:
+        kwargs.setdefault("details", {"retry_after": RETRY_AFTER_SECONDS})
+        super().__init__(
+            message
+            or "The service is unavailable: its database cannot be reached. "
+            f"Nothing was changed; try again in {RETRY_AFTER_SECONDS} seconds.",
+            **kwargs,
+        )
+
+
+# Connection-level SQLSTATEs: class 08 (connection exception), and the server
+# shutting down or starting up (57P01-57P03).
+_OUTAGE_SQLSTATES = ("57P01", "57P02", "57P03")
+
+
+def outage(error: BaseException) -> Unavailable | None:
+    """`error` as `unavailable` when it says the database cannot be reached, else None.
+
+    A wrong query (a missing table, a constraint) is not an outage and stays a
+    server fault: only a connection that failed, broke, or could not be had
+    from the pool counts.
+    """
+    if isinstance(error, exc.TimeoutError | exc.DisconnectionError):
+        return Unavailable()  # the pool had no connection to give in time
+    if not isinstance(error, exc.DBAPIError):
+        return None
+    sqlstate = str(getattr(error.orig, "sqlstate", None) or "")
+    # Refused while connecting: no statement was ever sent.
+    refused = error.statement is None and isinstance(
+        error, exc.OperationalError | exc.InterfaceError
+    )
+    if (
+        refused
+        or error.connection_invalidated  # lost mid-request
+        or sqlstate.startswith("08")
+        or sqlstate in _OUTAGE_SQLSTATES
+    ):
+        return Unavailable()
+    return None
 
 
 class ToolFailed(ChatmemError):

@@ -101,6 +101,8 @@ class Tool:
     title: str | None = None
     written_text: Mapping[str, text.Secrets] = field(default_factory=dict)
     wants_context: bool = field(init=False, default=False)
+    # The argument names the function takes (None: it takes **kwargs, so any).
+    takes: frozenset[str] | None = field(init=False, default=None)
     validator: Draft202012Validator = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -115,6 +117,8 @@ class Tool:
         object.__setattr__(self, "validator", Draft202012Validator(self.input_schema))
         params = inspect.signature(self.func).parameters
         object.__setattr__(self, "wants_context", "context" in params)
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            object.__setattr__(self, "takes", frozenset(params) - {"context"})
 
     def conceal(self, arguments: Any) -> Any:
         """The arguments as they may be kept or shown: `writeOnly` fields hidden."""
@@ -228,6 +232,11 @@ def validate(tool: Tool, arguments: Any) -> dict[str, Any]:
     if errors:
         field_name, message = describe_error(errors[0])
         raise InvalidParams(message, details={"field": field_name})
+    # A schema that allows more properties than the function takes must not
+    # turn a client's extra field into the tool's TypeError (a 500).
+    extra = sorted(set(args) - tool.takes) if tool.takes is not None else []
+    if extra:
+        raise InvalidParams(f"{extra[0]} is not an accepted field.", details={"field": extra[0]})
     return args
 
 

@@ -118,17 +118,20 @@ def test_another_process_sees_the_change(memory: Any, db: Any, database_url: str
 
 
 def test_a_request_reads_the_state_once_and_again_after_its_own_change(
-    app: Any, second_worker: Any, memory: Any, db: Any
+    app: Any, memory: Any, db: Any
 ) -> None:
+    from sqlalchemy import update
+
     from chatmem.memory import settings
+    from chatmem.memory.models import State
 
     with app.test_request_context():
         first = memory.snapshot()
         # Another worker's change lands mid-request: this request keeps the
         # state it started with, as every check in it must agree.
-        with second_worker.app_context():
-            settings.set_setting(
-                second_worker.extensions["sqlalchemy"], "auto_summarize", True, actor_id="1"
+        with db.engine.begin() as other_worker:
+            other_worker.execute(
+                update(State).values(auto_summarize=True, revision=State.revision + 1)
             )
         assert memory.snapshot() == first
         # Its own change is seen at once.
@@ -139,3 +142,5 @@ def test_a_request_reads_the_state_once_and_again_after_its_own_change(
         # Outside a request every call reads afresh.
         settings.set_setting(db, "memory_enabled", True, actor_id="1")
         assert memory.snapshot().memory_enabled is True
+    with app.test_request_context():
+        assert memory.snapshot().memory_enabled is True, "each request reads its own"

@@ -6,7 +6,6 @@ arguments, a `ChatmemError` becomes its status and `{"error": {...}}`.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
@@ -18,10 +17,8 @@ from ..core import current_memory
 from ..errors import ChatmemError, InvalidParams
 from ..tools import Tool
 from .bearer import bearer, exempt_from_csrf, read_body, session_key
-from .http_errors import http_error, method_not_allowed
+from .http_errors import http_error, method_not_allowed, server_failure
 from .openapi import openapi_document
-
-log = logging.getLogger("chatmem")
 
 api = Blueprint("chatmem_api", __name__)
 api.record_once(lambda state: exempt_from_csrf(state.app, api))
@@ -42,12 +39,7 @@ def _http_error(error: HTTPException) -> Response:
 
 @api.errorhandler(Exception)
 def _unexpected(error: Exception) -> Response:
-    log.exception("chatmem REST route failed")
-    return http_error(
-        ChatmemError(
-            "Something went wrong on the server; it was logged.", code="internal_error", status=500
-        )
-    )
+    return http_error(server_failure(error, "chatmem REST route"))
 
 
 def visible_tools(who: Bearer) -> list[Tool]:

@@ -2,6 +2,10 @@
 
 (And under `/memory`, the Memory screen, when the client asked for JSON.)
 
+`server_failure` is the one mapping from an exception no route handled to
+what the client is told: the database down is 503 `unavailable` with
+`Retry-After` on every channel, anything else a logged 500.
+
 A URL no rule matches, or a method a rule does not take, fails in Werkzeug's
 router before any blueprint is chosen, so a blueprint's error handlers never
 see it and Flask answers with an HTML page. A before-request hook sees the
@@ -12,12 +16,17 @@ MCP. Everywhere else (the host's pages) it does nothing.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
+from contextlib import suppress
 
-from flask import Flask, Response, jsonify, request
+from flask import Flask, Response, current_app, jsonify, request
+from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 
-from ..errors import ChatmemError, headers_for
+from ..errors import ChatmemError, headers_for, outage
+
+log = logging.getLogger("chatmem")
 
 #: How one surface answers an error: a response, or None to leave it to Flask.
 Answer = Callable[[ChatmemError], Response | None]
@@ -38,6 +47,40 @@ def http_error(error: ChatmemError) -> Response:
     response = jsonify({"error": error.to_dict()})
     response.status_code = error.status
     return add_error_headers(response, error)
+
+
+def server_failure(error: Exception, where: str) -> ChatmemError:
+    """What the client is told about an exception no route handled (`where` labels the log).
+
+    The request's transaction is rolled back first, so nothing is half-done.
+    An outage is logged in one line, not a trace per request while it lasts.
+    """
+    _roll_back()
+    unavailable = outage(error)
+    if unavailable is not None:
+        first_line = next(iter(str(error).splitlines()), "")
+        log.warning("%s: the database is unreachable: %s", where, first_line)
+        return unavailable
+    log.error("%s failed", where, exc_info=error)
+    return ChatmemError(
+        "Something went wrong on the server; it was logged.", code="internal_error", status=500
+    )
+
+
+def outage_page(error: ChatmemError) -> tuple[str, int, dict[str, str]]:
+    """The standalone HTML page for a 503, with its Retry-After.
+
+    Rendered without the app's context processors: a host's (the signed-in
+    user, a badge count) would query the very database that is down.
+    """
+    page = current_app.jinja_env.get_template("chatmem/unavailable.html").render(error=error)
+    return page, error.status, headers_for(error)
+
+
+def _roll_back() -> None:
+    # A connection that is gone has nothing left to roll back.
+    with suppress(SQLAlchemyError):
+        current_app.extensions["chatmem"].memory.db.session.rollback()
 
 
 def method_not_allowed(allowed: list[str]) -> ChatmemError:

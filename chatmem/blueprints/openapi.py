@@ -19,6 +19,7 @@ _ERROR_STATUSES = {
     "409": "A stale edit (`conflict`).",
     "413": "The body is over the size cap (`payload_too_large`).",
     "429": "Too many calls with this token (`rate_limited`); see `Retry-After`.",
+    "503": "The database cannot be reached (`unavailable`); nothing was done, see `Retry-After`.",
 }
 
 ERROR_SCHEMA: dict[str, Any] = {
@@ -112,6 +113,7 @@ def openapi_document(tools: list[Tool], *, prefix: str, server_name: str) -> dic
                     },
                     "401": _errors()["401"],
                     "429": _errors()["429"],
+                    "503": _errors()["503"],
                 },
             }
         }

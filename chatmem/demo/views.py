@@ -46,6 +46,7 @@ from chatmem import (
 from chatmem.auth import tokens
 from chatmem.auth.admission import admit
 from chatmem.blueprints.http_errors import http_error as json_error
+from chatmem.blueprints.http_errors import outage_page, server_failure
 from chatmem.inputs import parse_json
 from chatmem.memory.models import ApiToken
 from chatmem.permissions import user_id_of
@@ -105,10 +106,13 @@ def http_exception(error: HTTPException) -> Any:
 
 
 def server_error(error: Exception) -> Any:
-    current_app.logger.exception("unhandled error", exc_info=error)
-    message = "Something went wrong on our side; it was logged."
+    """App-wide: chatmem's one mapping, so the database down is 503 `unavailable` here too."""
+    failure = server_failure(error, "demo request")
     if _wants_json():
-        return json_error(ChatmemError(message, code="server_error", status=500))
+        return json_error(failure)
+    if failure.status == 503:
+        return outage_page(failure)  # chatmem's: the demo's layout needs the database
+    message = "Something went wrong on our side; it was logged."
     return render_template("demo/error.html", message=message), 500
 
 

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
 MODERN_VERSIONS = ("2026-07-28",)
 ALL_VERSIONS = (*MODERN_VERSIONS, *HANDSHAKE_VERSIONS)
+# Methods 2026-07-28 removed: a request declaring that revision gets -32601 for them.
+HANDSHAKE_ONLY_METHODS = ("initialize", "ping")
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import logging
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,15 +25,13 @@ from flask import Blueprint, Response, request
 from .. import inputs
 from ..auth.tokens import Bearer
 from ..blueprints.bearer import bearer, exempt_from_csrf, read_body
-from ..blueprints.http_errors import add_error_headers, method_not_allowed
+from ..blueprints.http_errors import add_error_headers, method_not_allowed, server_failure
 from ..core import current_memory
 from ..errors import ChatmemError
 from ..inputs import NotJson
 from . import protocol, rpc
 from . import sessions as mcp_sessions
 from .rpc import RpcError
-
-log = logging.getLogger("chatmem")
 
 mcp = Blueprint("chatmem_mcp", __name__)
 mcp.record_once(lambda state: exempt_from_csrf(state.app, mcp))
@@ -148,15 +145,23 @@ def endpoint() -> Response:
         except ChatmemError as error:
             return refusal(error)
         return dispatch(who, body)
-    except Exception:
-        # A bug or an outage (say, the database): a JSON-RPC error, never a 500 page.
-        log.exception("MCP request failed")
-        current_memory().db.session.rollback()
+    except Exception as error:
+        # A JSON-RPC error, never a 500 page: the database down is HTTP 503 (retry
+        # later), a bug -32603 with HTTP 200 as the handshake era answers errors.
+        failure = server_failure(error, "MCP request")
+        if failure.code == "unavailable":
+            return refusal(failure)
         return rpc_error(None, RpcError(rpc.INTERNAL_ERROR, "Internal error; it was logged."), 200)
 
 
+def header(name: str) -> str | None:
+    """An MCP header's value without the whitespace around it (RFC 9110 §5.5)."""
+    value = request.headers.get(name)
+    return None if value is None else value.strip(" \t")
+
+
 def end_session(who: Bearer) -> Response:
-    session_id = request.headers.get("Mcp-Session-Id")
+    session_id = header("Mcp-Session-Id")
     if not session_id:
         return rpc_error(None, RpcError(rpc.INVALID_REQUEST, "Mcp-Session-Id is required."), 400)
     try:
@@ -189,15 +194,21 @@ def dispatch(who: Bearer, body: bytes) -> Response:
             400,
         )
     method = message.get("method")
-    version = request.headers.get("MCP-Protocol-Version")
+    version = header("MCP-Protocol-Version")
     if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
         return rpc_error(
             message.get("id") if _valid_id(message.get("id")) else None,
             RpcError(rpc.INVALID_REQUEST, "Not a JSON-RPC 2.0 request or notification."),
             400,
         )
-    modern = method == "server/discover" or (
-        version is not None and version not in rpc.HANDSHAKE_VERSIONS and method != "initialize"
+    # A version from no era we know takes the stateless path, which says so
+    # (-32022); only `initialize` ignores one (older clients send any). A request
+    # declaring 2026-07-28 is that era's, `initialize` included: it has none.
+    unplaced = version is not None and version not in rpc.ALL_VERSIONS
+    modern = (
+        method == "server/discover"
+        or version in rpc.MODERN_VERSIONS
+        or (unplaced and method != "initialize")
     )
     if "id" not in message:  # a notification: accepted, nothing to answer
         if modern and version not in rpc.MODERN_VERSIONS:
@@ -229,7 +240,7 @@ def _handshake(who: Bearer, request_id: Any, method: str, params: dict[str, Any]
         started = mem.start_session(who.user, "mcp")
         headers = {"Mcp-Session-Id": started} if started else {}
         return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200, headers)
-    session_id = request.headers.get("Mcp-Session-Id") or None
+    session_id = header("Mcp-Session-Id") or None
     if session_id:
         try:
             mcp_sessions.resolve(mem, who.user, session_id)
@@ -255,6 +266,12 @@ def _modern(
     who: Bearer, request_id: Any, method: str, params: dict[str, Any], version: str | None
 ) -> Response:
     try:
+        if method in rpc.HANDSHAKE_ONLY_METHODS and version in rpc.MODERN_VERSIONS:
+            # Removed in 2026-07-28: not found, whatever the envelope says.
+            raise RpcError(
+                rpc.METHOD_NOT_FOUND,
+                f"Method not found: {method} is not part of protocol revision {version}.",
+            )
         _check_envelope(method, params, version)
         caller = rpc.Caller(
             memory=current_memory(),
@@ -287,14 +304,10 @@ def _check_envelope(method: str, params: dict[str, Any], version: str | None) ->
         raise RpcError(
             rpc.HEADER_MISMATCH, "MCP-Protocol-Version does not match params._meta's version."
         )
-    if request.headers.get("Mcp-Method") != method:
+    if header("Mcp-Method") != method:
         raise RpcError(rpc.HEADER_MISMATCH, "Mcp-Method does not match the request's method.")
     name = params.get("name")
-    if (
-        method == "tools/call"
-        and name is not None
-        and _decode_header(request.headers.get("Mcp-Name")) != name
-    ):
+    if method == "tools/call" and name is not None and _decode_header(header("Mcp-Name")) != name:
         raise RpcError(rpc.HEADER_MISMATCH, "Mcp-Name does not match params.name.")
     if version not in rpc.MODERN_VERSIONS:
         raise rpc.unsupported_version(version)

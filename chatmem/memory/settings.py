@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flask import g, has_request_context
+from flask import has_request_context, request
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -48,8 +48,9 @@ def read(db: SQLAlchemy) -> Snapshot:
     return Snapshot(row.revision, row.memory_enabled, row.require_approval, row.auto_summarize)
 
 
-# Where a request keeps the state it read (flask.g), until a write bumps the revision.
-_REQUEST_KEY = "chatmem_snapshot"
+# Where a request keeps the state it read: on the request itself, not on
+# flask.g, which an app context shares between requests (a test's, a CLI's).
+_REQUEST_KEY = "chatmem.snapshot"
 
 
 def current(db: SQLAlchemy) -> Snapshot:
@@ -60,16 +61,15 @@ def current(db: SQLAlchemy) -> Snapshot:
     """
     if not has_request_context():
         return read(db)
-    found: Snapshot | None = g.get(_REQUEST_KEY)
+    found: Snapshot | None = request.environ.get(_REQUEST_KEY)
     if found is None:
-        found = read(db)
-        setattr(g, _REQUEST_KEY, found)
+        found = request.environ[_REQUEST_KEY] = read(db)
     return found
 
 
 def _forget_current() -> None:
     if has_request_context():
-        g.pop(_REQUEST_KEY, None)
+        request.environ.pop(_REQUEST_KEY, None)
 
 
 class Reader:

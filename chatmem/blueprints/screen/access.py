@@ -30,7 +30,7 @@ from flask_wtf.csrf import validate_csrf
 from wtforms import ValidationError
 
 from ...core import current_memory
-from ...errors import ChatmemError, Forbidden, Unauthorized
+from ...errors import ChatmemError, Forbidden, Unauthorized, headers_for
 from ..http_errors import http_error
 
 CAPABILITY = "manage_options"
@@ -142,11 +142,12 @@ def admin_only(*, changes_state: bool) -> Callable[[F], F]:
 
 def error_response(error: ChatmemError, *, page: str = "refused") -> ResponseReturnValue:
     """JSON `{"error": ...}` for scripts, a small page for browsers."""
+    headers = headers_for(error)  # Retry-After on a 503, as on every channel
     if wants_json():
         return http_error(error)
     upgrade_url = _upgrade_url() if page == "locked" else None
     html = render_template(f"chatmem/{page}.html", error=error, upgrade_url=upgrade_url)
-    return html, error.status
+    return html, error.status, headers
 
 
 def flash_back(

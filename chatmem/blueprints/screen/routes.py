@@ -16,17 +16,27 @@ from typing import Any
 from flask import Blueprint, flash, jsonify, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError
+from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.wrappers import Response
 
 from ... import inputs, text
 from ...auth import tokens
 from ...core import current_memory
-from ...errors import ChatmemError, Conflict, Forbidden, InvalidParams, NotFound, PayloadTooLarge
+from ...errors import (
+    ChatmemError,
+    Conflict,
+    Forbidden,
+    InvalidParams,
+    NotFound,
+    PayloadTooLarge,
+    outage,
+)
 from ...memory import guidance, held, history, ledger, listing, screening, transfer
 from ...memory.models import ENFORCED_SEVERITIES, STATUSES, ApiToken, Guidance, Session, utcnow
 from ...memory.screening import Flag
 from ...memory.settings import SETTINGS
 from ...permissions import user_id_of
+from ..http_errors import outage_page, server_failure
 from .access import (
     admin_only,
     current_user,
@@ -568,6 +578,15 @@ def _csrf_failed(error: CSRFError) -> ResponseReturnValue:
     return error_response(
         Forbidden(f"{error.description} Reload the page and try again.", details={"reason": "csrf"})
     )
+
+
+@bp.errorhandler(SQLAlchemyError)
+def _database_failed(error: SQLAlchemyError) -> ResponseReturnValue:
+    """The database down: a clear page (JSON to scripts), 503 with Retry-After."""
+    if outage(error) is None:
+        raise error  # a bug, not an outage: the host's own 500 handling, as before
+    failure = server_failure(error, "Memory screen")
+    return error_response(failure) if wants_json() else outage_page(failure)
 
 
 @bp.after_request

@@ -13,6 +13,7 @@ from flask import Flask, current_app
 from flask_sqlalchemy import SQLAlchemy
 
 from . import config as _config
+from . import ratelimit as _ratelimit
 from .errors import ApprovalRequired, BlockedByMemory
 from .memory import block as _block
 from .memory import guidance as _guidance
@@ -129,6 +130,7 @@ class ChatMemory:
                 "before memory.init_app(app)."
             )
         _config.apply_defaults(app.config)
+        _ratelimit.init_app(app)
         app.extensions["chatmem"] = _AppState(memory=self)
         from .blueprints import register_blueprints
         from .cli import chatmem_cli

@@ -541,14 +541,14 @@ def test_a_server_fault_is_a_json_rpc_error_not_a_crash(
     client: Any, editor_token: str, ctx: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     db = ctx.extensions["test_host"]["db"]
-    db.session.execute(db.text("DROP TABLE chatmem_rate"))
+    db.session.execute(db.text("DROP TABLE chatmem_state"))
     db.session.commit()
     response = client.post(URL, json=rpc("ping"), headers=auth(editor_token))
     assert response.status_code == 200
     assert response.json["error"] == {"code": -32603, "message": "Internal error; it was logged."}
-    assert "chatmem_rate" not in response.get_data(as_text=True)
+    assert "chatmem_state" not in response.get_data(as_text=True)
     assert "MCP request failed" in caplog.text
     rest = client.get("/chatmem/api/tools", headers=auth(editor_token))
     assert rest.status_code == 500
     assert rest.json["error"]["code"] == "internal_error"
-    assert "chatmem_rate" not in rest.get_data(as_text=True)
+    assert "chatmem_state" not in rest.get_data(as_text=True)

@@ -13,6 +13,7 @@ keep apart. The store is built once, in `init_app`: a bad URI stops start-up.
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -45,21 +46,30 @@ class Budgets:
 def init_app(app: Flask) -> None:
     """Build the store named by the app's settings (ValueError naming the key if unusable)."""
     uri = str(app.config["CHATMEM_RATELIMIT_STORAGE_URI"])
+    shown = _without_password(uri)
     try:
         storage = storage_from_string(uri)
     except ConfigurationError as error:
-        raise ValueError(f"CHATMEM_RATELIMIT_STORAGE_URI {uri!r} cannot be used: {error}") from None
+        reason = str(error).replace(uri, shown)
+        raise ValueError(
+            f"CHATMEM_RATELIMIT_STORAGE_URI {shown!r} cannot be used: {reason}"
+        ) from None
     if not isinstance(storage, Storage):
-        raise ValueError(f"CHATMEM_RATELIMIT_STORAGE_URI {uri!r} names an async store")
+        raise ValueError(f"CHATMEM_RATELIMIT_STORAGE_URI {shown!r} names an async store")
     try:
         strategy = MovingWindowRateLimiter(storage)
     except NotImplementedError:  # memcached keeps no moving window
         raise ValueError(
-            f"CHATMEM_RATELIMIT_STORAGE_URI {uri!r} cannot keep a moving window: "
+            f"CHATMEM_RATELIMIT_STORAGE_URI {shown!r} cannot keep a moving window: "
             "use memory:// or redis://"
         ) from None
     prefix = str(app.config["CHATMEM_RATELIMIT_KEY_PREFIX"])
     app.extensions[EXTENSION_KEY] = Budgets(storage, strategy, prefix)
+
+
+def _without_password(uri: str) -> str:
+    """The URI as an error message may show it: `redis://:secret@host` -> `redis://***@host`."""
+    return re.sub(r"://[^/@]*@", "://***@", uri)
 
 
 def charge(kind: str, key: Any, limit: int) -> None:

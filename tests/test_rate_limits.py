@@ -166,6 +166,9 @@ def test_an_unreachable_store_refuses_with_503_on_every_channel(database_url: st
 def test_a_store_chatmem_cannot_use_stops_start_up(database_url: str) -> None:
     with pytest.raises(ValueError, match="CHATMEM_RATELIMIT_STORAGE_URI 'nosuch://here'"):
         create_host_app(database_url, CHATMEM_RATELIMIT_STORAGE_URI="nosuch://here")
+    with pytest.raises(ValueError) as caught:  # the message never shows a password
+        create_host_app(database_url, CHATMEM_RATELIMIT_STORAGE_URI="nosuch://:pw@here:1")
+    assert "pw" not in str(caught.value) and "nosuch://***@here:1" in str(caught.value)
     with pytest.raises(ConfigError, match="CHATMEM_RATELIMIT_STORAGE_URI must be a storage URI"):
         from chatmem.config import from_environ
 

@@ -11,12 +11,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from flask import jsonify  # noqa: E402
 
+from chatmem.config import from_environ  # noqa: E402
 from tests.hostapp import create_host_app  # noqa: E402
 
 app = create_host_app(
     os.environ["CHATMEM_BENCH_DATABASE_URL"],
     seed=False,
-    CHATMEM_RATE_LIMIT_PER_MINUTE=0,  # measure the endpoint, not the limiter
+    # The endpoint alone by default; `http_mcp.py --rate-limit N` (and
+    # CHATMEM_RATELIMIT_STORAGE_URI) measure it with the limiter on.
+    **{"CHATMEM_RATE_LIMIT_PER_MINUTE": 0, **from_environ(os.environ)},
 )
 
 

@@ -19,7 +19,9 @@ and the throughput ratio against the bare route. Every answer is checked
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -264,14 +266,27 @@ def seeded_run(args: Any) -> None:
 
 
 def main() -> None:
-    args = arguments(
-        __doc__ or "",
-        lambda parser: parser.add_argument(
-            "--sessions", type=int, default=SESSIONS, help="session records in the seeded run"
-        ),
-    )
+    args = arguments(__doc__ or "", _flags)
+    if args.rate_limit:
+        # Read by the workers (bench/http_host.py), as any CHATMEM_* setting.
+        os.environ["CHATMEM_RATE_LIMIT_PER_MINUTE"] = str(args.rate_limit)
     empty_run(args)
-    seeded_run(args)
+    if not args.empty_only:
+        seeded_run(args)
+
+
+def _flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sessions", type=int, default=SESSIONS, help="session records in the seeded run"
+    )
+    parser.add_argument(
+        "--rate-limit",
+        type=int,
+        default=0,
+        help="CHATMEM_RATE_LIMIT_PER_MINUTE for the workers (default 0: the limiter off); "
+        "set it far above what the run makes to time the limiter's own cost",
+    )
+    parser.add_argument("--empty-only", action="store_true", help="skip the seeded run")
 
 
 if __name__ == "__main__":

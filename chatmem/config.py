@@ -8,6 +8,7 @@ README's configuration table is checked against `SETTINGS` by a test.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -108,6 +109,23 @@ def url_path(value: str) -> str:
     return value
 
 
+def storage_uri(value: str) -> str:
+    """A synchronous `limits` storage URI; the store itself is built (and reached) by init_app."""
+    from limits.storage import SCHEMES
+
+    uri = value.strip()
+    scheme, separator, _ = uri.partition("://")
+    if not separator or scheme not in SCHEMES or scheme.startswith("async+"):
+        raise ValueError("a storage URI such as memory:// or redis://host:6379")
+    return uri
+
+
+def key_prefix(value: str) -> str:
+    if not value.strip() or "/" in value:
+        raise ValueError("a non-empty name without /")
+    return value.strip()
+
+
 _INFERRED: dict[type, Parser] = {bool: boolean, int: integer(0), float: positive_number, str: text}
 
 
@@ -205,7 +223,21 @@ SETTINGS: dict[str, Setting] = {
     ),
     "CHATMEM_RATE_LIMIT_PER_MINUTE": Setting(
         120,
-        "Requests one API token may make per minute over MCP and REST (429 above it); 0: no limit.",
+        "Requests one API token (or one signed-in user of a host API that charges it) may "
+        "make per minute (429 above it); 0: no limit.",
+    ),
+    "CHATMEM_RATELIMIT_STORAGE_URI": Setting(
+        "memory://",
+        "Where rate-limit counts are kept (a Flask-Limiter / `limits` storage URI): "
+        "`memory://` counts in this process only; `redis://host:6379` shares one budget "
+        "across workers and hosts.",
+        storage_uri,
+    ),
+    "CHATMEM_RATELIMIT_KEY_PREFIX": Setting(
+        "chatmem",
+        "Prefix of every rate-limit key in the store, so deployments sharing one Redis "
+        "keep their budgets apart.",
+        key_prefix,
     ),
     "CHATMEM_SUMMARY_INPUT_MAX": Setting(
         12_000,
@@ -257,6 +289,11 @@ def read(config: Mapping[str, Any], key: str) -> Any:
     return config.get(key, SETTINGS[key].default)
 
 
+def shown(value: Any) -> Any:
+    """A value as an error message may show it: a URI's password becomes ***."""
+    return re.sub(r"://[^/@\s]*@", "://***@", value) if isinstance(value, str) else value
+
+
 def coerce(key: str, value: Any) -> Any:
     """A configured value as its setting's type; ValueError says what it expects.
 
@@ -288,7 +325,7 @@ class Settings(Mapping[str, Any]):
             try:
                 values[key] = coerce(key, raw)
             except ValueError as error:
-                errors[key] = f"{key} must be {error}, not {raw!r}"
+                errors[key] = f"{key} must be {error}, not {shown(raw)!r}"
         if errors:
             raise ConfigError(errors)
         self._values = values
@@ -333,7 +370,7 @@ def from_environ(
         try:
             values[key] = setting.from_text(raw)
         except ValueError as error:
-            errors[key] = f"{key} must be {error}, not {raw!r}"
+            errors[key] = f"{key} must be {error}, not {shown(raw)!r}"
     if errors:
         raise ConfigError(errors)
     return values

@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from flask import current_app
 from flask_sqlalchemy import SQLAlchemy
 
+from .auth import ratelimit as _ratelimit
 from .config import Settings
 from .dispatch import DbSessions, Dispatcher, Refusal
 from .memory import block as _block
 from .memory import held as _held
 from .memory import jobs as _jobs
 from .memory import screening as _screening
+from .memory import search as _search  # noqa: F401 - create_all builds the recall indexes too
 from .memory import sessions as _sessions
 from .memory import settings as _settings
 from .memory import tools as _memory_tools
@@ -210,7 +212,9 @@ class MemoryCore:
     def reload_settings(self) -> None:
         """Read the CHATMEM_* settings again after the app's config changed at run time."""
         state = self._state()
-        current_app.extensions["chatmem"] = self._new_state(Settings(current_app.config))
+        settings = Settings(current_app.config)
+        _ratelimit.init_app(current_app)
+        current_app.extensions["chatmem"] = self._new_state(settings)
         current_app.extensions["chatmem"].sweeper = state.sweeper
 
     @property

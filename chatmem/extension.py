@@ -6,6 +6,7 @@ from flask import Flask, current_app
 from flask_sqlalchemy import SQLAlchemy
 
 from . import config as _config
+from .auth import ratelimit as _ratelimit
 from .core import MemoryCore, current_memory
 from .permissions import user_id_of, user_name_of
 
@@ -38,6 +39,7 @@ class ChatMemory(MemoryCore):
             )
         _config.apply_defaults(app.config)
         settings = _config.Settings(app.config)
+        _ratelimit.init_app(app)
         app.extensions["chatmem"] = self._new_state(settings)
         from .blueprints import register_blueprints
         from .cli import chatmem_cli

@@ -8,13 +8,18 @@ from chatmem.memory import search
 from chatmem.memory.models import Base
 from chatmem.migrate import VERSION_TABLE
 
+# Tables older migrations made and newer ones drop: a database last used by an
+# older checkout still holds them, and the next upgrade from base would fail.
+RETIRED_TABLES = ("chatmem_rate",)
+
 
 def drop_chatmem(engine: Engine) -> None:
     """Remove every chatmem table, search object and the version table."""
     Base.metadata.drop_all(engine)  # before_drop listeners remove the search objects
     with engine.begin() as connection:
         search.uninstall(connection)
-        connection.exec_driver_sql(f"DROP TABLE IF EXISTS {VERSION_TABLE}")
+        for table in (*RETIRED_TABLES, VERSION_TABLE):
+            connection.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
 
 
 def search_objects(engine: Engine) -> set[str]:

@@ -62,6 +62,7 @@ from tests.fake_llm import (
     chat_text,
     openai_text,
 )
+from tests.redis_store import REDIS_URL
 from tests.servers import serving
 from tests.shell_session import Ran, Server, Shell, ports_lock
 
@@ -268,6 +269,7 @@ ASSUMED = {
     "SECRET_KEY": "documented-commands-secret",
     "OPENAI_API_KEY": "sk-from-the-environment",
     "ANTHROPIC_API_KEY": "sk-ant-from-the-environment",
+    "CHATMEM_RATELIMIT_STORAGE_URI": REDIS_URL,
 }
 
 

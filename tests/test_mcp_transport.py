@@ -16,7 +16,9 @@ import pytest
 from chatmem.auth import tokens
 from chatmem.memory import guidance
 from chatmem.memory.models import LedgerEntry, Session
-from tests.hostapp import reconfigure
+from tests.conftest import dispose
+from tests.hostapp import create_host_app, reconfigure
+from tests.redis_store import fresh_prefix, redis_url
 
 URL = "/chatmem/mcp"
 CAPABILITIES = {
@@ -356,20 +358,29 @@ def test_an_oversized_body_gets_413(app: Any, live_server: str, editor_token: st
 
 
 def test_the_rate_limit_is_per_token_and_shared_by_workers(
-    app: Any, second_worker: Any, make_token: Any
+    app: Any, database_url: str, make_token: Any
 ) -> None:
-    reconfigure(app, CHATMEM_RATE_LIMIT_PER_MINUTE=3)
-    reconfigure(second_worker, CHATMEM_RATE_LIMIT_PER_MINUTE=3)
+    # Two app instances on one database and one Redis, as two workers would be.
+    shared = {
+        "CHATMEM_RATE_LIMIT_PER_MINUTE": 3,
+        "CHATMEM_RATELIMIT_STORAGE_URI": redis_url(),
+        "CHATMEM_RATELIMIT_KEY_PREFIX": fresh_prefix(),
+    }
+    workers = [create_host_app(database_url, seed=False, **shared) for _ in range(2)]
     token, other = make_token("editor"), make_token("editor", "other")
-    one, two = app.test_client(), second_worker.test_client()
-    assert one.post(URL, json=rpc("ping"), headers=auth(token)).status_code == 200
-    assert two.post(URL, json=rpc("ping"), headers=auth(token)).status_code == 200
-    assert one.post(URL, json=rpc("ping"), headers=auth(token)).status_code == 200
-    limited = two.post(URL, json=rpc("ping"), headers=auth(token))
-    assert limited.status_code == 429
-    assert 1 <= int(limited.headers["Retry-After"]) <= 60
-    assert limited.json["error"]["data"]["code"] == "rate_limited"
-    assert one.post(URL, json=rpc("ping"), headers=auth(other)).status_code == 200
+    one, two = (worker.test_client() for worker in workers)
+    try:
+        assert one.post(URL, json=rpc("ping"), headers=auth(token)).status_code == 200
+        assert two.post(URL, json=rpc("ping"), headers=auth(token)).status_code == 200
+        assert one.post(URL, json=rpc("ping"), headers=auth(token)).status_code == 200
+        limited = two.post(URL, json=rpc("ping"), headers=auth(token))
+        assert limited.status_code == 429
+        assert 1 <= int(limited.headers["Retry-After"]) <= 60
+        assert limited.json["error"]["data"]["code"] == "rate_limited"
+        assert one.post(URL, json=rpc("ping"), headers=auth(other)).status_code == 200
+    finally:
+        for worker in workers:
+            dispose(worker)
 
 
 # -- sessions ------------------------------------------------------------------
@@ -542,14 +553,14 @@ def test_a_server_fault_is_a_json_rpc_error_not_a_crash(
     client: Any, editor_token: str, ctx: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     db = ctx.extensions["test_host"]["db"]
-    db.session.execute(db.text("DROP TABLE chatmem_rate"))
+    db.session.execute(db.text("DROP TABLE chatmem_state"))
     db.session.commit()
     response = client.post(URL, json=rpc("ping"), headers=auth(editor_token))
     assert response.status_code == 200
     assert response.json["error"] == {"code": -32603, "message": "Internal error; it was logged."}
-    assert "chatmem_rate" not in response.get_data(as_text=True)
+    assert "chatmem_state" not in response.get_data(as_text=True)
     assert "MCP request failed" in caplog.text
     rest = client.get("/chatmem/api/tools", headers=auth(editor_token))
     assert rest.status_code == 500
     assert rest.json["error"]["code"] == "internal_error"
-    assert "chatmem_rate" not in rest.get_data(as_text=True)
+    assert "chatmem_state" not in rest.get_data(as_text=True)

@@ -28,7 +28,6 @@ ALL_TABLES = {
     "chatmem_ledger",
     "chatmem_summary_job",
     "chatmem_token",
-    "chatmem_rate",
     "chatmem_held_call",
 }
 

@@ -2,8 +2,11 @@
 
 A token that got 429 on REST is refused on MCP and on the demo's chat API
 too (the chat API used to let 150 of 150 calls through); the chat API's
-calls count against the same budget. The demo's login refuses the 11th
-failed attempt for a name within a minute, while another user signs in.
+calls count against the same budget. The chat page's own calls (session
+cookie) are charged per user. The demo's login refuses the 11th failed
+attempt for a name within a minute, while another user signs in. The counts
+live in the store CHATMEM_RATELIMIT_STORAGE_URI names (memory here; Redis
+across workers in test_rate_limits_redis.py).
 """
 
 from __future__ import annotations
@@ -11,10 +14,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 from flask import Flask
+from sqlalchemy import func, select
 
+from chatmem.config import ConfigError
 from tests.channels import MCP, REST, make_token
-from tests.hostapp import reconfigure
+from tests.demo_client import DemoClient
+from tests.hostapp import create_host_app, reconfigure
 
 LIMIT = 3
 _FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
@@ -101,3 +108,77 @@ def test_many_names_from_one_address_are_throttled_too(demo_app: Flask) -> None:
     for attempt in range(30):
         assert sign_in(client, f"nobody-{attempt}", "x").status_code == 401, attempt
     assert sign_in(client, "nobody-else", "x").status_code == 429
+
+
+def test_the_chat_page_is_charged_per_signed_in_user(demo_app: Flask) -> None:
+    from chatmem.demo.extensions import db
+    from chatmem.demo.models import ChatMessage as Message
+
+    reconfigure(demo_app, CHATMEM_RATE_LIMIT_PER_MINUTE=LIMIT)
+    editor = DemoClient(demo_app, "editor")
+    conversation = editor.new_conversation()["id"]  # 1 of 3
+    editor.say(conversation, "hello")  # 2 of 3
+    assert editor.client.get("/chat/api/conversations").status_code == 200  # 3 of 3
+    with demo_app.app_context():
+        stored = db.session.scalar(select(func.count()).select_from(Message))
+    refused = editor.client.post(
+        f"/chat/api/conversations/{conversation}/messages",
+        json={"content": "one more"},
+        headers={"X-CSRFToken": editor.csrf},
+    )
+    assert_rate_limited(refused)
+    with demo_app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Message)) == stored
+    assert_rate_limited(editor.client.get("/chat/api/conversations"))
+    # Another signed-in user, and the editor's own token, have budgets of their own.
+    assert DemoClient(demo_app, "admin").client.get("/chat/api/conversations").status_code == 200
+    token = {"Authorization": f"Bearer {make_token(demo_app, 'editor')}"}
+    assert chat_list(demo_app.test_client(), token).status_code == 200
+
+
+def test_a_limit_of_zero_charges_nobody(demo_app: Flask) -> None:
+    reconfigure(demo_app, CHATMEM_RATE_LIMIT_PER_MINUTE=0)
+    editor = DemoClient(demo_app, "editor")
+    for _ in range(LIMIT * 3):
+        assert editor.client.get("/chat/api/conversations").status_code == 200
+
+
+def test_an_unreachable_store_refuses_with_503_on_every_channel(database_url: str) -> None:
+    # Port 1 on this machine: nothing listens, the connection is refused at once.
+    app = create_host_app(database_url, CHATMEM_RATELIMIT_STORAGE_URI="redis://127.0.0.1:1")
+    from tests.conftest import dispose
+
+    try:
+        token = _host_token(app)
+        client = app.test_client()
+        auth = {"Authorization": f"Bearer {token}"}
+        rest = client.get(REST, headers=auth)
+        assert rest.status_code == 503, rest.get_data(as_text=True)
+        assert rest.json["error"]["code"] == "unavailable"
+        assert int(rest.headers["Retry-After"]) >= 1
+        mcp = mcp_list(client, auth)
+        assert mcp.status_code == 503, mcp.get_data(as_text=True)
+        assert mcp.json["error"]["data"]["code"] == "unavailable"
+    finally:
+        dispose(app)
+
+
+def test_a_store_chatmem_cannot_use_stops_start_up(database_url: str) -> None:
+    with pytest.raises(ValueError, match="CHATMEM_RATELIMIT_STORAGE_URI .*'nosuch://here'"):
+        create_host_app(database_url, CHATMEM_RATELIMIT_STORAGE_URI="nosuch://here")
+    with pytest.raises(ValueError) as caught:  # the message never shows a password
+        create_host_app(database_url, CHATMEM_RATELIMIT_STORAGE_URI="nosuch://:pw@here:1")
+    assert "pw" not in str(caught.value) and "nosuch://***@here:1" in str(caught.value)
+    with pytest.raises(ConfigError, match="CHATMEM_RATELIMIT_STORAGE_URI must be a storage URI"):
+        from chatmem.config import from_environ
+
+        from_environ({"CHATMEM_RATELIMIT_STORAGE_URI": "localhost:6379"})
+
+
+def _host_token(app: Flask) -> str:
+    from chatmem.auth import tokens
+    from tests.hostapp import USERS
+
+    with app.app_context():
+        memory = app.extensions["test_host"]["memory"]
+        return tokens.issue(memory, USERS["editor"], name="store")[1]

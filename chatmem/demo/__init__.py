@@ -77,6 +77,9 @@ def create_app(
     login_manager.login_view = "demo.login"
     login_manager.login_message = None  # the login page says enough
     csrf.init_app(app)
+    # The sign-in throttle counts where chatmem's budgets do (one Redis for many workers).
+    app.config.setdefault("RATELIMIT_STORAGE_URI", app.config["CHATMEM_RATELIMIT_STORAGE_URI"])
+    app.config.setdefault("RATELIMIT_KEY_PREFIX", app.config["CHATMEM_RATELIMIT_KEY_PREFIX"])
     limiter.init_app(app)
 
     app.register_blueprint(bp)

@@ -35,8 +35,9 @@ db = SQLAlchemy(model_class=Base)
 memory = ChatMemory(db=db)
 login_manager = LoginManager()
 csrf = CSRFProtect()
-# Sign-in throttling (see views.login). Memory storage: the demo is one
-# process; several workers would each count alone, so a deployment with more
-# would point RATELIMIT_STORAGE_URI at Redis. No limit applies by default:
-# only the routes that ask for one are limited.
-limiter = Limiter(key_func=get_remote_address, storage_uri="memory://")
+# Sign-in throttling (see views.login). Its store is chatmem's
+# (`create_app` copies CHATMEM_RATELIMIT_STORAGE_URI into Flask-Limiter's
+# RATELIMIT_STORAGE_URI): memory for one process, one Redis for several
+# workers or hosts, so a password guesser cannot spread tries over them. No
+# limit applies by default: only the routes that ask for one are limited.
+limiter = Limiter(key_func=get_remote_address)

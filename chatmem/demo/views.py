@@ -44,7 +44,7 @@ from chatmem import (
     Unauthorized,
 )
 from chatmem.auth import tokens
-from chatmem.auth.admission import admit
+from chatmem.auth.admission import admit, admit_signed_in
 from chatmem.blueprints.http_errors import http_error as json_error
 from chatmem.blueprints.http_errors import outage_page, server_failure
 from chatmem.inputs import parse_json
@@ -349,6 +349,8 @@ def api_login(view: Callable[..., Any]) -> Callable[..., Any]:
                 raise Unauthorized("Log in first (session cookie) or send an API token.")
             if request.method == "POST":
                 csrf.protect()
+            # The same door's budget, per user: the page is no way around the limit.
+            admit_signed_in(memory, user_id_of(current_user))
             g.api_user, g.api_read_only = current_user._get_current_object(), False
         return view(*args, **kwargs)
 

@@ -268,19 +268,6 @@ class ApiToken(Base):
     )
 
 
-class RateCounter(Base):
-    """Calls one API token made in one rate-limit window.
-
-    Kept in the database so the limit holds across every worker process.
-    """
-
-    __tablename__ = "chatmem_rate"
-
-    token_id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    window: Mapped[int] = mapped_column(Integer, primary_key=True)
-    count: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
-
-
 def iso(value: datetime | None) -> str | None:
     return value.isoformat(timespec="seconds") + "Z" if value else None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -13,8 +13,10 @@ from flask import Flask, current_app
 from flask_sqlalchemy import SQLAlchemy
 
 from . import config as _config
+from . import upkeep as _upkeep
 from .errors import ApprovalRequired, BlockedByMemory
 from .memory import block as _block
+from .memory import costs as _costs
 from .memory import guidance as _guidance
 from .memory import held as _held
 from .memory import jobs as _jobs
@@ -118,6 +120,9 @@ class ChatMemory:
         self._transcript_loader: Callable[[str], str | None] | None = None
         self._conversation_url: Callable[[str], str | None] | None = None
         self._user_fingerprint: Callable[[Any], str] | None = None
+        self._post_types: Callable[[], Any] | None = None
+        #: event -> the host's hooks for it (`on_proposal`, `on_waiting_call`).
+        self._notice_hooks: dict[str, list[Callable[[dict[str, Any]], Any]]] = {}
         _memory_tools.register(self.registry)
         if app is not None:
             self.init_app(app)
@@ -135,6 +140,7 @@ class ChatMemory:
 
         register_blueprints(app)
         app.cli.add_command(chatmem_cli)
+        _upkeep.install_session_events()
         if float(app.config["CHATMEM_BACKGROUND_SWEEP_SECONDS"]) > 0 and not app.testing:
             # Started on the first request, not here: a thread started before
             # gunicorn forks its workers (--preload) would not survive the fork,
@@ -223,6 +229,36 @@ class ChatMemory:
         self._conversation_url = func
         return func
 
+    def post_types(self, func: Callable[[], Any]) -> Callable[[], Any]:
+        """`() -> iterable of str`: every post type that exists now.
+
+        The sweep flags a `post_type:` target naming none of them "target
+        gone"; without this hook such targets are not checked.
+        """
+        self._post_types = func
+        return func
+
+    def on_proposal(self, func: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+        """`(notice) -> None`: called after an agent's proposal is committed.
+
+        `notice` names it (`id`, `type`, `title`, `status`, `user`, `at`),
+        never its text. Called once the agent's call is over, outside its
+        transaction; an exception is logged and never reaches the agent.
+        """
+        self._notice_hooks.setdefault("proposal", []).append(func)
+        return func
+
+    def on_waiting_call(
+        self, func: Callable[[dict[str, Any]], Any]
+    ) -> Callable[[dict[str, Any]], Any]:
+        """`(notice) -> None`: called after an `ask` guardrail held a call (Waiting calls).
+
+        `notice` has `id`, `tool`, `guidance_id`, `user`, `at`; never the
+        call's arguments. Same rules as `on_proposal`.
+        """
+        self._notice_hooks.setdefault("waiting_call", []).append(func)
+        return func
+
     def url_of_conversation(self, session_id: str) -> str | None:
         """The host's link for a session's conversation, when it gives a safe one."""
         if self._conversation_url is None:
@@ -292,7 +328,7 @@ class ChatMemory:
                 entries = _block.active_entries(self.db)
                 state.cache = _Cache(
                     revision=snapshot.revision,
-                    block=_block.compose(entries),
+                    block=replace(_block.compose(entries), revision=snapshot.revision),
                     guardrails=GuardrailIndex.build(entries, self.server_name),
                     approved=Ordered.of(
                         entries,
@@ -511,7 +547,10 @@ class ChatMemory:
         context = self.context_for(user, channel=channel, session_id=session_id or None)
         context.snapshot = snapshot
         context.read_only = read_only
-        return self.registry.call(name, arguments, context)
+        try:
+            return self.registry.call(name, arguments, context)
+        finally:
+            _upkeep.fire(self)  # what the call committed; a held call raised after its commit
 
     def visible_tools(
         self, user: Any, *, read_only: bool = False, snapshot: _settings.Snapshot | None = None
@@ -528,18 +567,51 @@ class ChatMemory:
             if self.can(user, t.capability) and (t.read_only or not read_only)
         ]
 
-    def start_session(self, user: Any, channel: str, *, external_key: str | None = None) -> str:
-        """Start a session and return its id ('' when memory is switched off)."""
+    def start_session(
+        self,
+        user: Any,
+        channel: str,
+        *,
+        external_key: str | None = None,
+        block: _block.Block | None = None,
+    ) -> str:
+        """Start a session and return its id ('' when memory is switched off).
+
+        `block`: the `memory.block()` this conversation starts with; the
+        session records its revision and entries (the screen's session page,
+        the Cost card).
+        """
         self._state()
         if not self.snapshot().memory_enabled:
             return ""
-        return _start_session(
+        session = _start_session(
             self.db,
             user_id=user_id_of(user),
             user_name=user_name_of(user),
             channel=channel,
             external_key=external_key,
-        ).id
+            commit=block is None,
+        )
+        if block is not None:
+            _costs.record_block(
+                self.db,
+                session,
+                revision=block.revision,
+                included=block.included,
+                chars=block.length,
+            )
+            self.db.session.commit()
+        return session.id
+
+    def note_prompt_tokens(self, session_id: str, input_tokens: int) -> None:
+        """The provider's input-token count of a conversation's first prompt (the Cost card)."""
+        if session_id:
+            _costs.note_prompt_tokens(self.db, session_id, int(input_tokens))
+            self.db.session.commit()
+
+    def oldest_pending(self) -> datetime | None:
+        """Since when the oldest proposal or held call has waited (the badge's tooltip)."""
+        return _costs.oldest_pending(self.db)
 
     def end_session(self, session_id: str, transcript: str | None = None) -> None:
         """End a session: digest it and queue an auto-summary if that is on."""
@@ -556,6 +628,16 @@ class ChatMemory:
         for session_id in ids:
             _end_session(self.db, session_id, transcript=self._transcript_of(session_id))
         return len(ids)
+
+    def upkeep(self, *, now: datetime | None = None) -> Any:
+        """Sweep steps for active guidance: targets gone, review dates reached (staleness.py)."""
+        self._state()
+        return _upkeep.run(self, now=now)
+
+    def deliver_notices(self, *, now: datetime | None = None) -> Any:
+        """Send due webhook notices (CHATMEM_NOTIFY_WEBHOOK), retrying failures with back-off."""
+        self._state()
+        return _upkeep.deliver(self, now=now)
 
     def _transcript_of(self, session_id: str) -> str | None:
         if self._transcript_loader is None:

@@ -30,6 +30,8 @@ ALL_TABLES = {
     "chatmem_token",
     "chatmem_rate",
     "chatmem_held_call",
+    "chatmem_block_use",
+    "chatmem_notify_job",
 }
 
 

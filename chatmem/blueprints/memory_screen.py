@@ -21,7 +21,7 @@ from werkzeug.wrappers import Response
 from .. import inputs, text, tokens
 from ..errors import ChatmemError, Conflict, Forbidden, InvalidParams, NotFound, PayloadTooLarge
 from ..extension import user_id_of
-from ..memory import guidance, held, history, ledger, listing, screening, transfer
+from ..memory import guidance, held, history, ledger, listing, screening, staleness, transfer
 from ..memory.models import ENFORCED_SEVERITIES, STATUSES, ApiToken, Guidance, Session, utcnow
 from ..memory.screening import Flag
 from ..memory.settings import SETTINGS
@@ -413,6 +413,10 @@ def _apply(
             raise Conflict(f"Guidance #{entry_id} is no longer pending; reload the page.")
         # The edited text is what goes live: screen it before anything is saved.
         despite = _screened(current, changes, version, anyway=anyway) if then_approve else []
+        if "review_after" in fields and (version is None or current.version == version):
+            # Saved with the edit, in its transaction (one version step).
+            review_after = staleness.parse_review_after(fields["review_after"])
+            staleness.set_review_after(db, current, review_after, actor_id=actor)
         entry = guidance.edit(db, entry_id, changes, actor_id=actor, expected_version=version)
         if not then_approve:
             return entry, f"Saved “{entry.title}”."
@@ -489,6 +493,8 @@ def entry_json(entry: Guidance) -> dict[str, Any]:
         "enabled": entry.enabled,
         "version": entry.version,
         "session_id": entry.session_id,
+        "review_after": entry.review_after.isoformat() if entry.review_after else None,
+        "target_gone_at": entry.target_gone_at.isoformat() + "Z" if entry.target_gone_at else None,
     }
 
 
@@ -598,5 +604,6 @@ def _navigation() -> dict[str, Any]:
     }
 
 
-# The Waiting calls tab's decisions live in their own module, on this blueprint.
-from . import screen_held  # noqa: E402, F401
+# On this blueprint, in their own modules: the Waiting calls tab's decisions,
+# and the Upkeep page (staleness, review pace, cost) with the waiting-time helpers.
+from . import screen_held, screen_upkeep  # noqa: E402, F401

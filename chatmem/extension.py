@@ -65,6 +65,8 @@ class _AppState:
     sweeper: BackgroundSweeper | None = None
     # The newest screening index, so the next revision's rebuild reuses its entries.
     screening: _screening.ActiveIndex | None = None
+    # Entries this process marked as found by `recall` (id -> when); see staleness.py.
+    recalled: dict[int, datetime] = field(default_factory=dict)
 
 
 def user_id_of(user: Any) -> str:

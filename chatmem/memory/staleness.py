@@ -193,21 +193,24 @@ def scheduled(db: SQLAlchemy, *, limit: int = 100) -> list[Guidance]:
     )
 
 
-# Entries this process noted as recalled, and when: a cache that spares the
-# UPDATE; losing it (another worker, a restart) costs one UPDATE, nothing else.
-_noted: dict[int, datetime] = {}
-
-
-def note_recalled(db: SQLAlchemy, ids: Iterable[int], *, now: datetime | None = None) -> None:
+def note_recalled(
+    db: SQLAlchemy,
+    ids: Iterable[int],
+    *,
+    noted: dict[int, datetime],
+    now: datetime | None = None,
+) -> None:
     """Mark entries a `recall` topic search returned as used; in the caller's transaction.
 
-    At most one UPDATE per entry per RECALL_NOTE_EVERY in this process, and
-    the row is written only when its stored mark is older (never bumps
-    `version`: an open edit form stays valid).
+    `noted` is this process's memory of the marks it made (the app's, kept
+    by the facade): at most one UPDATE per entry per RECALL_NOTE_EVERY here,
+    and the row is written only when its stored mark is older. Losing it
+    (another worker, a restart) costs one UPDATE, nothing else. Never bumps
+    `version`: an open edit form stays valid.
     """
     now = now or utcnow()
     since = now - RECALL_NOTE_EVERY
-    fresh = [i for i in ids if _noted.get(i, datetime.min) < since]
+    fresh = [i for i in ids if noted.get(i, datetime.min) < since]
     if not fresh:
         return
     db.session.execute(
@@ -220,7 +223,7 @@ def note_recalled(db: SQLAlchemy, ids: Iterable[int], *, now: datetime | None = 
         .execution_options(synchronize_session=False)
     )
     for entry_id in fresh:
-        _noted[entry_id] = now
+        noted[entry_id] = now
 
 
 def parse_review_after(raw: Any) -> date | None:

@@ -256,7 +256,11 @@ def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
     # on every call made recall 1.2-1.7 times slower.
     if filters.get("topic") and found["guidance"]:
         # Found by topic: in use, so not listed under Unused (staleness.py).
-        staleness.note_recalled(context.memory.db, (g["id"] for g in found["guidance"]))
+        staleness.note_recalled(
+            context.memory.db,
+            (g["id"] for g in found["guidance"]),
+            noted=context.memory._state().recalled,
+        )
     if context.memory.can(context.user, "manage_options"):
         found["guidance"] = guidance.with_hits(context.memory.db, found["guidance"])
     return found

@@ -43,6 +43,7 @@ def record_block(
     """Note the block a session starts with (in the caller's transaction)."""
     session.block_revision = revision
     session.block_chars = chars
+    db.session.flush()  # the session row first: the uses refer to it
     db.session.add_all(
         BlockUse(session_id=session.id, guidance_id=i, at=session.started_at)
         for i in dict.fromkeys(included)

@@ -62,7 +62,7 @@ def note_prompt_tokens(db: SQLAlchemy, session_id: str, tokens: int) -> None:
 
 
 def block_entries(db: SQLAlchemy, session_id: str) -> list[tuple[int, Guidance | None]]:
-    """The entries a session's block held, in block order as far as they still exist."""
+    """The entries a session's block held, by id; None for one deleted since."""
     ids = db.session.scalars(
         select(BlockUse.guidance_id).where(BlockUse.session_id == session_id)
     ).all()

@@ -1,9 +1,10 @@
 """An optional in-process sweeper for small deployments without a scheduler.
 
-Every `interval` seconds it ends idle sessions and runs due summary jobs, as
-`flask chatmem sweep` does. Several processes each running one are safe,
-because job claims are atomic, but a deployment with many workers does less
-work running the CLI from cron or a systemd timer instead.
+Every `interval` seconds it ends idle sessions, runs due summary jobs, checks
+guidance upkeep and sends webhook notices, as `flask chatmem sweep` does.
+Several processes each running one are safe, because job claims and upkeep
+changes are atomic, but a deployment with many workers does less work
+running the CLI from cron or a systemd timer instead.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ class BackgroundSweeper:
             stats = memory.run_due_jobs()
             if ended or stats.claimed:
                 log.info("background sweep: %d idle sessions ended; jobs: %s", ended, stats)
+            upkeep = memory.upkeep()
+            if upkeep.flagged or upkeep.cleared or upkeep.review_due:
+                log.info("background sweep: upkeep: %s", upkeep)
+            memory.deliver_notices()
         self.runs += 1
 
     def _loop(self) -> None:

@@ -31,7 +31,7 @@ def create_tables() -> None:
 @chatmem_cli.command("sweep")
 @click.option("--limit", default=100, show_default=True, help="Most summary jobs to run.")
 def sweep(limit: int) -> None:
-    """End sessions idle past CHATMEM_SESSION_IDLE_MINUTES and run due summary jobs."""
+    """End idle sessions, run due summary jobs, check guidance upkeep, send webhook notices."""
     memory = current_memory()
     ended = memory.sweep()
     click.echo(f"Ended {ended} idle session{'s' if ended != 1 else ''}.")
@@ -39,6 +39,9 @@ def sweep(limit: int) -> None:
     click.echo(f"Summary jobs: {stats.claimed} run: {stats}.")
     for error in stats.errors:
         click.echo(f"Summary jobs not run: {error}", err=True)
+    click.echo(f"Upkeep: {memory.upkeep()}.")
+    if memory.config("CHATMEM_NOTIFY_WEBHOOK"):
+        click.echo(f"Webhook notices: {memory.deliver_notices()}.")
 
 
 token_cli = AppGroup("token", help="API tokens for the MCP endpoint and the REST routes.")

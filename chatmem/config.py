@@ -126,6 +126,16 @@ def key_prefix(value: str) -> str:
     return value.strip()
 
 
+def optional_web_url(value: str) -> str | None:
+    """An http(s) address, or empty for none."""
+    value = value.strip()
+    if not value:
+        return None
+    if not value.startswith(("http://", "https://")) or len(value) < 9 or " " in value:
+        raise ValueError("an http:// or https:// address, or empty")
+    return value
+
+
 _INFERRED: dict[type, Parser] = {bool: boolean, int: integer(0), float: positive_number, str: text}
 
 
@@ -197,6 +207,26 @@ SETTINGS: dict[str, Setting] = {
         "How long a call a curator allowed once (an `ask` guardrail's Allow once) may be "
         "made; an unused grant then expires.",
         integer(1),
+    ),
+    "CHATMEM_STALE_TARGETS": Setting(
+        "flag",
+        "What the sweep does with an active entry whose `post_id:`/`post_type:` target no "
+        "longer resolves or whose `tool:` target names no registered tool: `flag` marks it "
+        '"target gone" on the screen; `review` also moves it back to Pending with a note.',
+        choice("flag", "review"),
+    ),
+    "CHATMEM_UNUSED_DAYS": Setting(
+        90,
+        "Active entries neither returned by a `recall` topic search nor hit by a call for "
+        "this many days are listed under Unused on the Memory screen's Upkeep page.",
+        integer(1),
+    ),
+    "CHATMEM_NOTIFY_WEBHOOK": Setting(
+        None,
+        "An http(s) URL that gets a JSON POST for every new proposal and held call, sent by "
+        "the sweep and retried with back-off; the body names the item, never its text or "
+        "arguments. Empty: no webhook.",
+        optional_web_url,
     ),
     "CHATMEM_LICENSE_ACTIVE": Setting(
         True, "The licence state used when the host registers no `license_checker`."

@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from flask import current_app
 from flask_sqlalchemy import SQLAlchemy
 
+from . import upkeep as _upkeep
 from .auth import ratelimit as _ratelimit
 from .config import Settings
 from .dispatch import DbSessions, Dispatcher, Refusal
 from .memory import block as _block
+from .memory import costs as _costs
 from .memory import held as _held
 from .memory import jobs as _jobs
 from .memory import screening as _screening
@@ -55,6 +57,8 @@ class AppState:
     dispatcher: Dispatcher
     lock: threading.Lock = field(default_factory=threading.Lock)
     sweeper: BackgroundSweeper | None = None
+    # Entries this process marked as found by `recall` (id -> when); see staleness.py.
+    recalled: dict[int, datetime] = field(default_factory=dict)
 
 
 def current_memory() -> MemoryCore:
@@ -73,6 +77,9 @@ class MemoryCore:
         self._post_type_resolver: Callable[[Any], str | None] | None = None
         self._transcript_loader: Callable[[str], str | None] | None = None
         self._conversation_url: Callable[[str], str | None] | None = None
+        self._post_types: Callable[[], Any] | None = None
+        #: event -> the host's hooks for it (`on_proposal`, `on_waiting_call`).
+        self._notice_hooks: dict[str, list[Callable[[dict[str, Any]], Any]]] = {}
         _memory_tools.register(self.registry)
 
     def _new_state(self, settings: Settings) -> AppState:
@@ -171,6 +178,36 @@ class MemoryCore:
         session with no conversation page (an MCP client's, say).
         """
         self._conversation_url = func
+        return func
+
+    def post_types(self, func: Callable[[], Any]) -> Callable[[], Any]:
+        """`() -> iterable of str`: every post type that exists now.
+
+        The sweep flags a `post_type:` target naming none of them "target
+        gone"; without this hook such targets are not checked.
+        """
+        self._post_types = func
+        return func
+
+    def on_proposal(self, func: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+        """`(notice) -> None`: called after an agent's proposal is committed.
+
+        `notice` names it (`id`, `type`, `title`, `status`, `user`, `at`),
+        never its text. Called once the agent's call is over, outside its
+        transaction; an exception is logged and never reaches the agent.
+        """
+        self._notice_hooks.setdefault("proposal", []).append(func)
+        return func
+
+    def on_waiting_call(
+        self, func: Callable[[dict[str, Any]], Any]
+    ) -> Callable[[dict[str, Any]], Any]:
+        """`(notice) -> None`: called after an `ask` guardrail held a call (Waiting calls).
+
+        `notice` has `id`, `tool`, `guidance_id`, `user`, `at`; never the
+        call's arguments. Same rules as `on_proposal`.
+        """
+        self._notice_hooks.setdefault("waiting_call", []).append(func)
         return func
 
     def url_of_conversation(self, session_id: str) -> str | None:
@@ -273,6 +310,10 @@ class MemoryCore:
         """Poisoning flags for stored proposals (the pending tab), fresh."""
         index = self._state().cache.screening(self.snapshot())
         return _screening.screen_entries(self.db, entries, index, self.permissions.actor_name)
+
+    def recalled_marks(self) -> dict[int, datetime]:
+        """This process's note of which entries `recall` found lately (see staleness.py)."""
+        return self._state().recalled
 
     def known_tokens(self, snapshot: _settings.Snapshot) -> dict[str, Any]:
         """This worker's valid API tokens at this revision (revoking one bumps it)."""
@@ -401,7 +442,10 @@ class MemoryCore:
         context.session_key = session_key
         context.snapshot = snapshot
         context.read_only = read_only
-        return dispatcher.call(name, arguments, context)
+        try:
+            return dispatcher.call(name, arguments, context)
+        finally:
+            _upkeep.fire(self)  # what the call committed; a held call raised after its commit
 
     def visible_tools(
         self, user: Any, *, read_only: bool = False, snapshot: _settings.Snapshot | None = None
@@ -412,18 +456,51 @@ class MemoryCore:
             user, self.permissions, memory_enabled=enabled, read_only=read_only
         )
 
-    def start_session(self, user: Any, channel: str, *, external_key: str | None = None) -> str:
-        """Start a session and return its id ('' when memory is switched off)."""
+    def start_session(
+        self,
+        user: Any,
+        channel: str,
+        *,
+        external_key: str | None = None,
+        block: _block.Block | None = None,
+    ) -> str:
+        """Start a session and return its id ('' when memory is switched off).
+
+        `block`: the `memory.block()` this conversation starts with; the
+        session records its revision and entries (the screen's session page,
+        the Cost card).
+        """
         self._state()
         if not self.snapshot().memory_enabled:
             return ""
-        return _sessions.start(
+        session = _sessions.start(
             self.db,
             user_id=user_id_of(user),
             user_name=user_name_of(user),
             channel=channel,
             external_key=external_key,
-        ).id
+            commit=block is None,
+        )
+        if block is not None:
+            _costs.record_block(
+                self.db,
+                session,
+                revision=block.revision,
+                included=block.included,
+                chars=block.length,
+            )
+            self.db.session.commit()
+        return session.id
+
+    def note_prompt_tokens(self, session_id: str, input_tokens: int) -> None:
+        """The provider's input-token count of a conversation's first prompt (the Cost card)."""
+        if session_id:
+            _costs.note_prompt_tokens(self.db, session_id, int(input_tokens))
+            self.db.session.commit()
+
+    def oldest_pending(self) -> datetime | None:
+        """Since when the oldest proposal or held call has waited (the badge's tooltip)."""
+        return _costs.oldest_pending(self.db)
 
     def end_session(self, session_id: str, transcript: str | None = None) -> None:
         """End a session: digest it and queue an auto-summary if that is on."""
@@ -440,6 +517,16 @@ class MemoryCore:
         for session_id in ids:
             _sessions.end(self.db, session_id, transcript=self._transcript_of(session_id))
         return len(ids)
+
+    def upkeep(self, *, now: datetime | None = None) -> Any:
+        """Sweep steps for active guidance: targets gone, review dates reached (staleness.py)."""
+        self._state()
+        return _upkeep.run(self, now=now)
+
+    def deliver_notices(self, *, now: datetime | None = None) -> Any:
+        """Send due webhook notices (CHATMEM_NOTIFY_WEBHOOK), retrying failures with back-off."""
+        self._state()
+        return _upkeep.deliver(self, now=now)
 
     def _transcript_of(self, session_id: str) -> str | None:
         if self._transcript_loader is None:

@@ -6,6 +6,7 @@ from flask import Flask, current_app
 from flask_sqlalchemy import SQLAlchemy
 
 from . import config as _config
+from . import upkeep as _upkeep
 from .auth import ratelimit as _ratelimit
 from .core import MemoryCore, current_memory
 from .permissions import user_id_of, user_name_of
@@ -46,6 +47,7 @@ class ChatMemory(MemoryCore):
 
         register_blueprints(app)
         app.cli.add_command(chatmem_cli)
+        _upkeep.install_session_events()
         if float(settings["CHATMEM_BACKGROUND_SWEEP_SECONDS"]) > 0 and not app.testing:
             # Started on the first request, not here: a thread started before
             # gunicorn forks its workers (--preload) would not survive the fork,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .errors import ApprovalRequired, BlockedByMemory
@@ -73,7 +73,7 @@ class RevisionCache:
                 entries = _block.active_entries(self.db)
                 self._derived = Derived(
                     revision=snapshot.revision,
-                    block=_block.compose(entries),
+                    block=replace(_block.compose(entries), revision=snapshot.revision),
                     guardrails=GuardrailIndex.build(entries, self.server_name),
                     approved=Ordered.of(
                         entries,

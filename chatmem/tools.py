@@ -23,6 +23,8 @@ from .json_schema import describe_error
 from .memory.guardrails import tool_slug
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from flask_sqlalchemy import SQLAlchemy
 
     from .memory.recall_page import Ordered
@@ -47,6 +49,8 @@ class ToolHost(Protocol):
     def can(self, user: Any, capability: str) -> bool: ...
 
     def approved_guidance(self, snapshot: Snapshot) -> Ordered[dict[str, Any]]: ...
+
+    def recalled_marks(self) -> dict[int, datetime]: ...
 
     def screen(
         self,

@@ -113,8 +113,9 @@ def create_app():
 
 
 # Then, for each new conversation of your chat:
-#   session_id = memory.start_session(user, "chat")
-#   system_prompt = your_prompt + "\n\n" + memory.system_context()
+#   block = memory.block()
+#   session_id = memory.start_session(user, "chat", block=block)  # records what it started with
+#   system_prompt = your_prompt + "\n\n" + block.text
 # run every tool call the model makes through
 #   memory.call_tool(name, arguments, user=user, session_id=session_id)
 # (it validates, checks capabilities and guardrails, runs, and ledgers it), and

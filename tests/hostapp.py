@@ -12,7 +12,7 @@ from typing import Any
 from flask import Flask, redirect, render_template_string, request, url_for
 from flask_login import LoginManager, login_user, logout_user
 from flask_sqlalchemy import SQLAlchemy
-from sqlalchemy import String
+from sqlalchemy import String, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from chatmem import ChatMemory, NotFound
@@ -101,6 +101,10 @@ def create_host_app(database_url: str, *, seed: bool = True, **config: Any) -> F
     def post_type(post_id: Any) -> str | None:
         post = db.session.get(Post, int(post_id)) if str(post_id).isdigit() else None
         return post.post_type if post else None
+
+    @memory.post_types
+    def post_types() -> list[str]:
+        return list(db.session.scalars(select(Post.post_type).distinct()))
 
     @memory.tool(
         name="get-post",

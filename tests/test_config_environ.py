@@ -19,6 +19,9 @@ from chatmem.config import SETTINGS, ConfigError, Setting, from_environ
 # A valid text and the value it must become, for every setting (a new
 # setting fails `test_every_setting_has_an_example` until it gets one).
 EXAMPLES: dict[str, tuple[str, Any]] = {
+    "CHATMEM_STALE_TARGETS": ("Review", "review"),
+    "CHATMEM_UNUSED_DAYS": ("30", 30),
+    "CHATMEM_NOTIFY_WEBHOOK": (" https://hooks.example/chatmem ", "https://hooks.example/chatmem"),
     "CHATMEM_URL_PREFIX": ("/memory-api", "/memory-api"),
     "CHATMEM_SERVER_NAME": ("shop", "shop"),
     "CHATMEM_SESSION_IDLE_MINUTES": ("45", 45),
@@ -54,6 +57,9 @@ EXAMPLES: dict[str, tuple[str, Any]] = {
 
 # A value each typed setting refuses, and words its message must contain.
 INVALID: dict[str, tuple[str, str]] = {
+    "CHATMEM_STALE_TARGETS": ("trash", "one of flag, review"),
+    "CHATMEM_UNUSED_DAYS": ("0", "a whole number of at least 1"),
+    "CHATMEM_NOTIFY_WEBHOOK": ("ftp://x.example", "an http:// or https:// address, or empty"),
     "CHATMEM_URL_PREFIX": ("chatmem", "a path that starts with a single / (such as /chatmem)"),
     "CHATMEM_SESSION_IDLE_MINUTES": ("0", "a whole number of at least 1"),
     "CHATMEM_RECALL_SESSIONS": ("everyone", "one of own, site"),

@@ -29,6 +29,8 @@ ALL_TABLES = {
     "chatmem_summary_job",
     "chatmem_token",
     "chatmem_held_call",
+    "chatmem_block_use",
+    "chatmem_notify_job",
 }
 
 

@@ -19,7 +19,7 @@ from werkzeug.exceptions import HTTPException
 
 from chatmem.config import Setting, from_environ, integer
 
-from . import tools  # noqa: F401 - registers the built-in tools and hooks on `memory`
+from . import notices, tools  # noqa: F401 - registers the built-in tools and hooks on `memory`
 from .extensions import csrf, db, limiter, login_manager, memory
 from .seed import setup_database
 from .views import bp, http_exception, server_error

@@ -76,11 +76,12 @@ OUTCOME_OF = {"blocked_by_memory": "blocked", "approval_required": "held"}
 
 def start_conversation(user: User) -> Conversation:
     """A conversation with its own chatmem session and the memory as it stands now."""
-    block = memory.system_context()
+    block = memory.block()
     conversation = Conversation(
         user_id=user.id,
-        session_id=memory.start_session(user, "chat"),
-        system_context=f"{BASE_PROMPT}\n\n{block}" if block else BASE_PROMPT,
+        # The session records the block it starts with (the screen's session page).
+        session_id=memory.start_session(user, "chat", block=block),
+        system_context=f"{BASE_PROMPT}\n\n{block.text}" if block.text else BASE_PROMPT,
     )
     db.session.add(conversation)
     db.session.commit()
@@ -412,11 +413,14 @@ class _Turn:
 
     def _complete(self, provider: Provider, specs: list[ToolSpec]) -> Reply | None:
         try:
-            return provider.complete(
+            reply = provider.complete(
                 system=self.conversation.system_context,
                 messages=history(self.conversation),
                 tools=specs,
             )
+            # The first prompt carries the block: its exact size, for the Cost card.
+            memory.note_prompt_tokens(self.conversation.session_id, reply.usage.input_tokens)
+            return reply
         except ProviderError as error:
             log.warning("chat provider failed: %s", error)
             self.add(

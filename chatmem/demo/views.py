@@ -51,7 +51,7 @@ from chatmem.inputs import parse_json
 from chatmem.memory.models import ApiToken
 from chatmem.permissions import user_id_of
 
-from . import chat
+from . import chat, notices
 from .connect import mcp_configs
 from .extensions import csrf, db, limiter, login_manager, memory
 from .models import Conversation, User
@@ -136,9 +136,11 @@ def _pages_take_no_tokens() -> None:
 def _navigation() -> dict[str, Any]:
     prefix = str(current_app.config["CHATMEM_URL_PREFIX"]).rstrip("/")
     is_admin = memory.can(current_user, "manage_options")
+    pending = memory.pending_count() if is_admin else None
     return {
         "memory_url": f"{prefix}/memory",
-        "pending_count": memory.pending_count() if is_admin else None,
+        "pending_count": pending,
+        "curator_notices": notices.recent() if is_admin and pending else [],
         "is_admin": is_admin,
     }
 

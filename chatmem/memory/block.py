@@ -47,6 +47,8 @@ class Block:
     text: str
     included: tuple[int, ...] = ()
     left_out: tuple[LeftOut, ...] = field(default_factory=tuple)
+    # The revision it was composed at (set by the facade's cache); -1: none.
+    revision: int = -1
 
     @property
     def length(self) -> int:

@@ -32,7 +32,7 @@ from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import CursorResult, func, select, update
 
 from ..errors import ApprovalRequired, BlockedByMemory, ChatmemError, Conflict, NotFound
-from . import ledger
+from . import ledger, notify
 from .guardrails import ID_KEYS, Rule
 from .models import Guidance, GuidanceEvent, HeldCall, utcnow
 
@@ -131,6 +131,7 @@ def gate(
     db.session.add(request)
     db.session.flush()
     _event(db, request, "call_held", caller.user_id, {"tool": tool})
+    notify.stage(db, notify.waiting_call_notice(request))
     return Verdict(request, approval_required(request, rule, grant_minutes))
 
 

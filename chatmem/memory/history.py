@@ -32,6 +32,11 @@ ACTION_LABELS = {
     "disable": "Switched off",
     "trash": "Moved to the trash",
     "restore": "Restored",
+    "review_date": "Review date",
+    "target_gone": "Target gone",
+    "target_back": "Target resolves again",
+    "stale_review": "Back to Pending (target gone)",
+    "review_due": "Back to Pending (review date)",
 }
 STATUS_WORDS = {"publish": "active", "pending": "pending", "rejected": "rejected", "trash": "trash"}
 # Words with the spaces after them (and leading space on its own), so a change
@@ -139,6 +144,8 @@ def describe(event: GuidanceEvent) -> str:
         parts.append("changed " + ", ".join(changed) if changed else "changed nothing recorded")
     if isinstance(detail.get("reason"), str):
         parts.append(f"reason: {detail['reason']}")
+    if isinstance(detail.get("note"), str):
+        parts.append(detail["note"])
     if detail.get("anyway"):
         parts.append("approved anyway despite: " + ", ".join(map(str, detail.get("flags", ()))))
     elif detail.get("flags"):

@@ -39,6 +39,7 @@ from sqlalchemy import ColumnElement, and_, or_, select, update
 
 from .. import redaction
 from ..providers import Message, Provider, ProviderError
+from ..providers.base import Usage
 from ..text import for_agents
 from . import ledger, summary_prompt
 from .models import Session, SummaryJob, utcnow
@@ -204,7 +205,13 @@ def run_due(
         return stats
     if provider is None:
         for held in claims:
-            _finish(db, held, summary=None, note="skipped: summaries are digest only")
+            _finish(
+                db,
+                held,
+                summary=None,
+                note="skipped: summaries are digest only",
+                outcome="digest_only",
+            )
             stats.skipped += 1
         return stats
     try:
@@ -238,7 +245,13 @@ def run_one(
         db.session.rollback()
         return "skipped"
     if session.summary is not None:
-        _finish(db, held, summary=None, note="skipped: the session already has a summary")
+        _finish(
+            db,
+            held,
+            summary=None,
+            note="skipped: the session already has a summary",
+            outcome="skipped",
+        )
         return "skipped"
     digest = session.digest if session.digest is not None else ledger.digest(db, session.id)[0]
     text = summary_prompt.build_input(
@@ -264,7 +277,7 @@ def run_one(
             )
     except ProviderError as exc:
         return _fail(db, policy, held, exc, now=now)
-    _finish(db, held, summary=summary[:SUMMARY_MAX])
+    _finish(db, held, summary=summary[:SUMMARY_MAX], usage=reply.usage)
     return "done"
 
 
@@ -291,7 +304,15 @@ def _held(held: Claim) -> ColumnElement[bool]:
     )
 
 
-def _finish(db: SQLAlchemy, held: Claim, *, summary: str | None, note: str | None = None) -> None:
+def _finish(
+    db: SQLAlchemy,
+    held: Claim,
+    *,
+    summary: str | None,
+    note: str | None = None,
+    outcome: str = "summary",
+    usage: Usage | None = None,
+) -> None:
     """Mark the job done and store the summary, unless the claim was lost meanwhile.
 
     The summary goes in only where the session still has none: an agent
@@ -300,7 +321,16 @@ def _finish(db: SQLAlchemy, held: Claim, *, summary: str | None, note: str | Non
     won = db.session.execute(
         update(SummaryJob)
         .where(_held(held))
-        .values(status="done", last_error=note, transcript=None)
+        .values(
+            status="done",
+            last_error=note,
+            transcript=None,
+            outcome=outcome,
+            finished_at=utcnow(),
+            # The provider's count, for the Cost card; None when it reported none.
+            input_tokens=usage.input_tokens or None if usage else None,
+            output_tokens=usage.output_tokens or None if usage else None,
+        )
     )
     if won.rowcount != 1:  # type: ignore[attr-defined]
         db.session.rollback()
@@ -326,7 +356,13 @@ def _fail(db: SQLAlchemy, policy: Policy, held: Claim, exc: ProviderError, *, no
         }
         outcome = "retrying"
     else:
-        values = {"status": "failed", "last_error": error, "transcript": None}
+        values = {
+            "status": "failed",
+            "last_error": error,
+            "transcript": None,
+            "outcome": "failed",
+            "finished_at": now,
+        }
         outcome = "failed"
     won = db.session.execute(update(SummaryJob).where(_held(held)).values(**values))
     if won.rowcount != 1:  # type: ignore[attr-defined]

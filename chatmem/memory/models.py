@@ -8,12 +8,13 @@ host's: chatmem stores their id as a string and never owns a user table.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     Boolean,
+    Date,
     DateTime,
     ForeignKey,
     Index,
@@ -104,6 +105,14 @@ class Guidance(Base):
     # (a curator's open edit form stays valid).
     hits: Mapped[int] = mapped_column(Integer, default=0, server_default="0", nullable=False)
     last_hit_at: Mapped[datetime | None] = mapped_column(DateTime)
+    # Upkeep (see staleness.py): a date after which the entry goes back to
+    # Pending; when the sweep found its target gone; when `recall` by topic
+    # last returned it (a plain UPDATE, like hits, at most once a day); and
+    # since when it waits in Pending, if it came back there (else created_at).
+    review_after: Mapped[date | None] = mapped_column(Date)
+    target_gone_at: Mapped[datetime | None] = mapped_column(DateTime)
+    last_recalled_at: Mapped[datetime | None] = mapped_column(DateTime)
+    pending_since: Mapped[datetime | None] = mapped_column(DateTime)
 
     __mapper_args__ = {"version_id_col": version}
 
@@ -152,6 +161,12 @@ class Session(Base):
     summary_auto: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
     digest: Mapped[str | None] = mapped_column(Text)
     change_count: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    # What the conversation started with (see costs.py): the revision of the
+    # block it was given and its length; the entries are in chatmem_block_use.
+    # `prompt_tokens`: the provider's count of the first prompt, when reported.
+    block_revision: Mapped[int | None] = mapped_column(Integer)
+    block_chars: Mapped[int | None] = mapped_column(Integer)
+    prompt_tokens: Mapped[int | None] = mapped_column(Integer)
 
     def to_dict(self) -> dict[str, Any]:
         """The shape `recall` returns for one session record."""
@@ -238,6 +253,48 @@ class SummaryJob(Base):
     claimed_at: Mapped[datetime | None] = mapped_column(DateTime)
     last_error: Mapped[str | None] = mapped_column(Text)
     transcript: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    # How the job ended: JOB_OUTCOMES. `digest_only` ended without any
+    # provider call (the Cost card counts them as calls saved).
+    outcome: Mapped[str | None] = mapped_column(String(16))
+    # The provider's usage for the summary call, when it reported it.
+    input_tokens: Mapped[int | None] = mapped_column(Integer)
+    output_tokens: Mapped[int | None] = mapped_column(Integer)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+# `skipped`: the session had a summary already (no provider call either, but
+# not a digest-only session).
+JOB_OUTCOMES = ("summary", "digest_only", "skipped", "failed")
+
+
+class BlockUse(Base):
+    """One entry that was in the block a session was given (see costs.py)."""
+
+    __tablename__ = "chatmem_block_use"
+    __table_args__ = (Index("ix_chatmem_block_use_entry", "guidance_id", "at"),)
+
+    session_id: Mapped[str] = mapped_column(
+        ForeignKey("chatmem_session.id", ondelete="CASCADE"), primary_key=True
+    )
+    guidance_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+
+
+class NotifyJob(Base):
+    """A webhook delivery waiting to be sent, retried with back-off (see notify.py)."""
+
+    __tablename__ = "chatmem_notify_job"
+    __table_args__ = (Index("ix_chatmem_notify_job_due", "status", "next_run_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    event: Mapped[str] = mapped_column(String(32), nullable=False)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
+    status: Mapped[str] = mapped_column(String(16), default="queued", nullable=False)
+    attempts: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    next_run_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime)
+    last_error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from ..errors import InvalidParams
 from ..text import Secrets, for_agents_record
 from ..tools import CallContext, Tool, ToolRegistry
-from . import guidance, screening, sessions
+from . import guidance, notify, screening, sessions, staleness
 from .guidance import FIELDS_SCHEMA, TEXT_FIELD, TYPE_FIELD
 from .models import Session
 from .recall import recall as run_recall
@@ -220,6 +220,13 @@ def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
     # Session records need no pass here: every summary and digest is written
     # through the text rules (and migration 0005 cleaned older ones); a pass
     # on every call made recall 1.2-1.7 times slower.
+    if filters.get("topic") and found["guidance"]:
+        # Found by topic: in use, so not listed under Unused (staleness.py).
+        staleness.note_recalled(
+            context.memory.db,
+            (g["id"] for g in found["guidance"]),
+            noted=context.memory.recalled_marks(),
+        )
     if context.memory.can(context.user, "manage_options"):
         found["guidance"] = guidance.with_hits(context.memory.db, found["guidance"])
     return found
@@ -258,13 +265,16 @@ def _screened(context: CallContext, fields: dict[str, Any]) -> list[Any]:
 
 def _propose(context: CallContext, fields: dict[str, Any], flags: list[Any]) -> tuple[Any, bool]:
     """Make a screened proposal: flagged ones wait for a person whatever the setting."""
-    return guidance.propose(
+    entry, created = guidance.propose(
         context.memory.db,
         fields,
         session_id=context.session_id,
         actor_id=context.user_id,
         flags=[flag.code for flag in flags],
     )
+    if created:  # curators hear of it once the call commits (notify.py)
+        notify.stage(context.memory.db, notify.proposal_notice(entry, context.user_name))
+    return entry, created
 
 
 def remember(context: CallContext, **fields: Any) -> dict[str, Any]:

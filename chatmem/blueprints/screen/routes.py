@@ -31,7 +31,7 @@ from ...errors import (
     PayloadTooLarge,
     outage,
 )
-from ...memory import guidance, held, history, ledger, listing, screening, transfer
+from ...memory import guidance, held, history, ledger, listing, screening, staleness, transfer
 from ...memory.models import ENFORCED_SEVERITIES, STATUSES, ApiToken, Guidance, Session, utcnow
 from ...memory.screening import Flag
 from ...memory.settings import SETTINGS
@@ -424,6 +424,10 @@ def _apply(
             raise Conflict(f"Guidance #{entry_id} is no longer pending; reload the page.")
         # The edited text is what goes live: screen it before anything is saved.
         despite = _screened(current, changes, version, anyway=anyway) if then_approve else []
+        if "review_after" in fields and (version is None or current.version == version):
+            # Saved with the edit, in its transaction (one version step).
+            review_after = staleness.parse_review_after(fields["review_after"])
+            staleness.set_review_after(db, current, review_after, actor_id=actor)
         entry = guidance.edit(db, entry_id, changes, actor_id=actor, expected_version=version)
         if not then_approve:
             return entry, f"Saved “{entry.title}”."
@@ -500,6 +504,8 @@ def entry_json(entry: Guidance) -> dict[str, Any]:
         "enabled": entry.enabled,
         "version": entry.version,
         "session_id": entry.session_id,
+        "review_after": entry.review_after.isoformat() if entry.review_after else None,
+        "target_gone_at": entry.target_gone_at.isoformat() + "Z" if entry.target_gone_at else None,
     }
 
 

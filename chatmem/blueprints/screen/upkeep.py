@@ -1,0 +1,132 @@
+"""The Memory screen's Upkeep page: targets gone, review dates, unused entries, review
+pace and what memory costs; plus the waiting-time figures the Pending tab and the
+host's badge show.
+
+Routes on the Memory screen's blueprint (same gate: admin_only), reading
+`memory/staleness.py` and `memory/costs.py`; the sweep makes the changes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from flask import jsonify, render_template
+from flask.typing import ResponseReturnValue
+
+from ...core import current_memory
+from ...memory import costs, staleness
+from ...memory.models import iso, utcnow
+from .access import admin_only, wants_json
+from .routes import bp
+from .view import helpers
+
+SHOWN = 100
+
+
+def span(value: timedelta | None) -> str:
+    """A duration in its largest whole unit: "3 days", "2 h", "5 min", "under a minute"."""
+    if value is None:
+        return "—"
+    seconds = value.total_seconds()
+    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {'day' if unit == 'days' and count == 1 else unit}"
+    return "under a minute"
+
+
+def waiting_since(oldest: datetime | None, now: datetime | None = None) -> timedelta | None:
+    return (now or utcnow()) - oldest if oldest else None
+
+
+@bp.get("/upkeep")
+@admin_only(changes_state=False)
+def upkeep() -> ResponseReturnValue:
+    """What needs a curator's look beyond Pending, and what memory costs."""
+    mem = current_memory()
+    db = mem.db
+    days = int(mem.config("CHATMEM_UNUSED_DAYS"))
+    unused_count, unused = staleness.unused(db, days, limit=SHOWN)
+    gone = staleness.gone(db, limit=SHOWN)
+    scheduled = staleness.scheduled(db, limit=SHOWN)
+    pace = costs.review_pace(db)
+    oldest = mem.oldest_pending()
+    cost = costs.cost(db)
+    reach = costs.conversations_with(db, [e.id for e in (*gone, *scheduled, *unused)])
+    if wants_json():
+        return jsonify(
+            {
+                "oldest_pending_at": iso(oldest),
+                "median_review_seconds": pace.median.total_seconds() if pace.median else None,
+                "reviews": pace.reviews,
+                "target_gone": [_row(e) for e in gone],
+                "scheduled": [_row(e) for e in scheduled],
+                "unused": {
+                    "days": days,
+                    "count": unused_count,
+                    "entries": [_row(e) for e in unused],
+                },
+                "cost": cost.to_dict(),
+            }
+        )
+    return render_template(
+        "chatmem/upkeep.html",
+        days=days,
+        unused=unused,
+        unused_count=unused_count,
+        gone=gone,
+        scheduled=scheduled,
+        pace=pace,
+        oldest=oldest,
+        waited=waiting_since(oldest),
+        cost=cost,
+        reach=reach,
+        stale_mode=mem.config("CHATMEM_STALE_TARGETS"),
+        shown=SHOWN,
+        span=span,
+        **helpers(),
+    )
+
+
+def _row(entry: Any) -> dict[str, Any]:
+    return {
+        "id": entry.id,
+        "type": entry.type,
+        "title": helpers()["visible"](entry.title),
+        "target": entry.target,
+        "status": entry.status,
+        "review_after": entry.review_after.isoformat() if entry.review_after else None,
+        "target_gone_at": iso(entry.target_gone_at),
+        "last_recalled_at": iso(entry.last_recalled_at),
+        "last_hit_at": iso(entry.last_hit_at),
+    }
+
+
+@bp.app_context_processor
+def _waiting() -> dict[str, Any]:
+    """For the host's badge tooltip and the Pending tab: how long the oldest item has waited."""
+
+    def chatmem_oldest_pending() -> str | None:
+        """'3 days' (the oldest proposal or held call's wait), or None when nothing waits."""
+        oldest = current_memory().oldest_pending()
+        return span(waiting_since(oldest)) if oldest else None
+
+    def chatmem_review_pace() -> costs.Pace:
+        return costs.review_pace(current_memory().db)
+
+    def chatmem_block_reach(entry_id: int) -> int:
+        """In the block of how many conversations in the last 7 days."""
+        return costs.conversations_with(current_memory().db, [entry_id]).get(entry_id, 0)
+
+    def session_block(session_id: str) -> list[tuple[int, Any]]:
+        return costs.block_entries(current_memory().db, session_id)
+
+    return {
+        "chatmem_oldest_pending": chatmem_oldest_pending,
+        "chatmem_review_pace": chatmem_review_pace,
+        "chatmem_span": span,
+        "chatmem_block_reach": chatmem_block_reach,
+        "session_block": session_block,
+        "tokens_of": costs.tokens_of,
+    }

@@ -1,0 +1,64 @@
+"""In-app notices for curators: the demo's `@memory.on_proposal` and `@memory.on_waiting_call`.
+
+A pending queue nobody looks at rots, so every page an admin sees names the
+newest work waiting for them. chatmem calls these hooks after the agent's
+call committed; the notice is the demo's own row (chatmem owns none of the
+host's tables), and it names the item as the Memory screen does, never its text.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import DateTime, Integer, String, select
+from sqlalchemy.orm import Mapped, mapped_column
+
+from .extensions import db, memory
+from .models import utcnow
+
+SHOWN = 3
+KEPT_FOR = timedelta(days=1)
+
+
+class CuratorNotice(db.Model):  # type: ignore[name-defined,misc]
+    __tablename__ = "demo_curator_notice"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # "proposal" or "waiting_call", and the id of the entry or held call.
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    item_id: Mapped[int] = mapped_column(Integer, nullable=False)
+    text: Mapped[str] = mapped_column(String(400), nullable=False)
+    at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False, index=True)
+
+
+@memory.on_proposal
+def proposal_notice(notice: dict[str, Any]) -> None:
+    if notice.get("status") != "pending":
+        return  # went live at once (Require approval off): nothing to review
+    who = notice.get("user") or "an agent"
+    _add("proposal", notice["id"], f"New proposal from {who}: “{notice.get('title')}”")
+
+
+@memory.on_waiting_call
+def waiting_call_notice(notice: dict[str, Any]) -> None:
+    who = notice.get("user") or "someone"
+    _add("waiting_call", notice["id"], f"{who}’s call to {notice.get('tool')} waits for approval")
+
+
+def _add(kind: str, item_id: int, text: str) -> None:
+    db.session.add(CuratorNotice(kind=kind, item_id=item_id, text=text[:400]))
+    db.session.commit()
+
+
+def recent() -> list[CuratorNotice]:
+    """The newest notices of the last day, for the admin's pages."""
+    since = utcnow() - KEPT_FOR
+    return list(
+        db.session.scalars(
+            select(CuratorNotice)
+            .where(CuratorNotice.at >= since)
+            .order_by(CuratorNotice.id.desc())
+            .limit(SHOWN)
+        )
+    )

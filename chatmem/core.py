@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from flask import current_app
 from flask_sqlalchemy import SQLAlchemy
@@ -23,10 +22,12 @@ from . import upkeep as _upkeep
 from .auth import ratelimit as _ratelimit
 from .config import Settings
 from .dispatch import DbSessions, Dispatcher, Refusal
+from .hooks import HostHooks
 from .memory import block as _block
 from .memory import costs as _costs
 from .memory import held as _held
 from .memory import jobs as _jobs
+from .memory import notify as _notify
 from .memory import screening as _screening
 from .memory import search as _search  # noqa: F401 - create_all builds the recall indexes too
 from .memory import sessions as _sessions
@@ -36,15 +37,14 @@ from .memory.dry_run import DryRun
 from .memory.dry_run import dry_run as _dry_run
 from .memory.models import Base
 from .memory.recall_page import Ordered
-from .permissions import Permissions, user_id_of, user_name_of
+from .permissions import user_id_of, user_name_of
 from .revision import RevisionCache
-from .tools import CallContext, Tool, ToolRegistry
+from .tools import CallContext, Tool
 
 if TYPE_CHECKING:
     from .background import BackgroundSweeper
 
 log = logging.getLogger("chatmem")
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass
@@ -67,19 +67,12 @@ def current_memory() -> MemoryCore:
     return state.memory
 
 
-class MemoryCore:
+class MemoryCore(HostHooks):
     def __init__(self, *, db: SQLAlchemy) -> None:
         if not isinstance(db, SQLAlchemy):
             raise TypeError("ChatMemory needs db=<your flask_sqlalchemy.SQLAlchemy instance>.")
+        super().__init__()
         self.db = db
-        self.registry = ToolRegistry()
-        self.permissions = Permissions()
-        self._post_type_resolver: Callable[[Any], str | None] | None = None
-        self._transcript_loader: Callable[[str], str | None] | None = None
-        self._conversation_url: Callable[[str], str | None] | None = None
-        self._post_types: Callable[[], Any] | None = None
-        #: event -> the host's hooks for it (`on_proposal`, `on_waiting_call`).
-        self._notice_hooks: dict[str, list[Callable[[dict[str, Any]], Any]]] = {}
         _memory_tools.register(self.registry)
 
     def _new_state(self, settings: Settings) -> AppState:
@@ -97,132 +90,6 @@ class MemoryCore:
             limits=settings,
         )
         return AppState(memory=self, settings=settings, cache=cache, dispatcher=dispatcher)
-
-    # -- host hooks ---------------------------------------------------------
-
-    def tool(
-        self,
-        *,
-        name: str,
-        description: str,
-        input_schema: dict[str, Any],
-        read_only: bool = False,
-        output_schema: dict[str, Any] | None = None,
-        capability: str = "edit_posts",
-        title: str | None = None,
-    ) -> Callable[[F], F]:
-        """Register a host tool; it then runs through the same dispatch path."""
-
-        def decorator(func: F) -> F:
-            self.registry.register(
-                Tool(
-                    name=name,
-                    description=description,
-                    input_schema=input_schema,
-                    func=func,
-                    read_only=read_only,
-                    output_schema=output_schema,
-                    capability=capability,
-                    title=title,
-                )
-            )
-            return func
-
-        return decorator
-
-    def capability_checker(self, func: Callable[[Any, str], bool]) -> Callable[[Any, str], bool]:
-        self.permissions.capability_checker = func
-        return func
-
-    def license_checker(self, func: Callable[[], bool]) -> Callable[[], bool]:
-        self.permissions.license_checker = func
-        return func
-
-    def user_loader(self, func: Callable[[str], Any]) -> Callable[[str], Any]:
-        """`(user_id) -> user | None`: how API tokens and the CLI find a user."""
-        self.permissions.user_loader = func
-        return func
-
-    def user_by_name(self, func: Callable[[str], Any]) -> Callable[[str], Any]:
-        """`(username) -> user | None`: how `flask chatmem token create <username>` finds a user."""
-        self.permissions.user_by_name = func
-        return func
-
-    def user_fingerprint(self, func: Callable[[Any], str]) -> Callable[[Any], str]:
-        """`(user) -> str`: who a user is beyond its id, to bind API tokens to them.
-
-        A token stops working when its user's fingerprint no longer matches the
-        one it was made with, so a deleted user's id given to someone new does
-        not hand them the token. Default: the user's name (`user_name_of`).
-        """
-        self.permissions.user_fingerprint = func
-        return func
-
-    def post_type_resolver(self, func: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
-        self._post_type_resolver = func
-        return func
-
-    def transcript_loader(self, func: Callable[[str], str | None]) -> Callable[[str], str | None]:
-        """`(session_id) -> str | None`: the conversation text of a session the sweep ends.
-
-        The sweep has no conversation at hand, so without this hook an idle
-        session's auto-summary sees only its digest.
-        """
-        self._transcript_loader = func
-        return func
-
-    def conversation_url(self, func: Callable[[str], str | None]) -> Callable[[str], str | None]:
-        """`(session_id) -> str | None`: where the host shows that session's conversation.
-
-        The Memory screen's session page links to it. Return None for a
-        session with no conversation page (an MCP client's, say).
-        """
-        self._conversation_url = func
-        return func
-
-    def post_types(self, func: Callable[[], Any]) -> Callable[[], Any]:
-        """`() -> iterable of str`: every post type that exists now.
-
-        The sweep flags a `post_type:` target naming none of them "target
-        gone"; without this hook such targets are not checked.
-        """
-        self._post_types = func
-        return func
-
-    def on_proposal(self, func: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
-        """`(notice) -> None`: called after an agent's proposal is committed.
-
-        `notice` names it (`id`, `type`, `title`, `status`, `user`, `at`),
-        never its text. Called once the agent's call is over, outside its
-        transaction; an exception is logged and never reaches the agent.
-        """
-        self._notice_hooks.setdefault("proposal", []).append(func)
-        return func
-
-    def on_waiting_call(
-        self, func: Callable[[dict[str, Any]], Any]
-    ) -> Callable[[dict[str, Any]], Any]:
-        """`(notice) -> None`: called after an `ask` guardrail held a call (Waiting calls).
-
-        `notice` has `id`, `tool`, `guidance_id`, `user`, `at`; never the
-        call's arguments. Same rules as `on_proposal`.
-        """
-        self._notice_hooks.setdefault("waiting_call", []).append(func)
-        return func
-
-    def url_of_conversation(self, session_id: str) -> str | None:
-        """The host's link for a session's conversation, when it gives a safe one."""
-        if self._conversation_url is None:
-            return None
-        try:
-            url = self._conversation_url(session_id)
-        except Exception:
-            log.exception("conversation_url failed for session %s", session_id)
-            return None
-        # Only web or site-relative addresses: never javascript: in an href.
-        if url and (url.startswith(("http://", "https://")) or url.startswith("/")):
-            return None if url.startswith("//") else url
-        return None
 
     # -- state --------------------------------------------------------------
 
@@ -445,7 +312,7 @@ class MemoryCore:
         try:
             return dispatcher.call(name, arguments, context)
         finally:
-            _upkeep.fire(self)  # what the call committed; a held call raised after its commit
+            _upkeep.fire(self.db, self)  # what the call committed; a held call raised after it
 
     def visible_tools(
         self, user: Any, *, read_only: bool = False, snapshot: _settings.Snapshot | None = None
@@ -520,13 +387,17 @@ class MemoryCore:
 
     def upkeep(self, *, now: datetime | None = None) -> Any:
         """Sweep steps for active guidance: targets gone, review dates reached (staleness.py)."""
-        self._state()
-        return _upkeep.run(self, now=now)
+        review = self.config("CHATMEM_STALE_TARGETS") == "review"
+        return _upkeep.run(self.db, self, server_name=self.server_name, review=review, now=now)
 
     def deliver_notices(self, *, now: datetime | None = None) -> Any:
         """Send due webhook notices (CHATMEM_NOTIFY_WEBHOOK), retrying failures with back-off."""
-        self._state()
-        return _upkeep.deliver(self, now=now)
+        url = self.config("CHATMEM_NOTIFY_WEBHOOK")
+        if not url:
+            return _notify.Sent()
+        return _notify.deliver_due(
+            self.db, str(url), self.job_policy(), post=_notify.post_json, now=now
+        )
 
     def _transcript_of(self, session_id: str) -> str | None:
         if self._transcript_loader is None:

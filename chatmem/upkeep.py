@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flask import current_app, has_app_context
 from sqlalchemy import event
@@ -20,7 +20,9 @@ from sqlalchemy.orm import SessionTransaction
 from .memory import notify, staleness
 
 if TYPE_CHECKING:
-    from .core import MemoryCore
+    from flask_sqlalchemy import SQLAlchemy
+
+    from .hooks import HostHooks
 
 log = logging.getLogger("chatmem.upkeep")
 
@@ -55,46 +57,42 @@ def _after_transaction_end(session: OrmSession, transaction: SessionTransaction)
         notify.drop_staged(session)
 
 
-def fire(memory: MemoryCore) -> None:
+def fire(db: SQLAlchemy, hooks: HostHooks) -> None:
     """Hand ready notices to the host's hooks; a failing hook is logged, never raised."""
-    notices = notify.take_ready(memory.db)
+    notices = notify.take_ready(db)
     for notice in notices:
-        for hook in memory._notice_hooks.get(notice.event, ()):
+        for hook in hooks._notice_hooks.get(notice.event, ()):
             try:
                 hook(dict(notice.data))
             except Exception:
                 log.exception("the %s hook failed for %s", notice.event, notice.data.get("id"))
-                memory.db.session.rollback()
+                db.session.rollback()
 
 
-def resolvers(memory: MemoryCore) -> staleness.Resolvers:
+def resolvers(hooks: HostHooks) -> staleness.Resolvers:
     """What the host lets the sweep check: registered tools, post ids, post types."""
-    names = frozenset(t.name.lower() for t in memory.registry.tools())
+    names = frozenset(t.name.lower() for t in hooks.registry.tools())
     types = None
-    if memory._post_types is not None:
-        types = frozenset(str(t).lower() for t in memory._post_types())
-    return staleness.Resolvers(names, memory._post_type_resolver, types)
+    if hooks._post_types is not None:
+        types = frozenset(str(t).lower() for t in hooks._post_types())
+    return staleness.Resolvers(names, hooks._post_type_resolver, types)
 
 
-def run(memory: MemoryCore, *, now: datetime | None = None) -> staleness.Upkeep:
-    """The upkeep sweep steps: targets gone, review dates due."""
+def run(
+    db: SQLAlchemy,
+    hooks: HostHooks,
+    *,
+    server_name: str,
+    review: bool,
+    now: datetime | None = None,
+) -> staleness.Upkeep:
+    """The upkeep sweep steps: targets gone (back to Pending when `review`), review dates due."""
     try:
-        found = resolvers(memory)
+        found = resolvers(hooks)
     except Exception:
         log.exception("the post_types hook failed; post_type targets not checked this time")
-        memory.db.session.rollback()
-        found = staleness.Resolvers(frozenset(t.name.lower() for t in memory.registry.tools()))
-    review = memory.config("CHATMEM_STALE_TARGETS") == "review"
-    done = staleness.check_targets(memory.db, found, memory.server_name, review=review, now=now)
-    done.review_due = staleness.review_due(memory.db, now=now)
+        db.session.rollback()
+        found = staleness.Resolvers(frozenset(t.name.lower() for t in hooks.registry.tools()))
+    done = staleness.check_targets(db, found, server_name, review=review, now=now)
+    done.review_due = staleness.review_due(db, now=now)
     return done
-
-
-def deliver(memory: MemoryCore, *, now: datetime | None = None, post: Any = None) -> notify.Sent:
-    """Send due webhook notices (nothing without CHATMEM_NOTIFY_WEBHOOK)."""
-    url = memory.config("CHATMEM_NOTIFY_WEBHOOK")
-    if not url:
-        return notify.Sent()
-    return notify.deliver_due(
-        memory.db, str(url), memory.job_policy(), post=post or notify.post_json, now=now
-    )

@@ -15,8 +15,7 @@ from sqlalchemy import select, update
 
 from chatmem.memory import jobs
 from chatmem.memory.models import Session, SummaryJob, utcnow
-from chatmem.memory.summary_prompt import SYSTEM_PROMPT
-from chatmem.memory.tools import SUMMARY_MAX
+from chatmem.memory.summary_prompt import SUMMARY_MAX, SYSTEM_PROMPT
 from chatmem.providers import Message, Reply, ToolSpec, Usage
 from tests.fake_llm import (
     CHAT,

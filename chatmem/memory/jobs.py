@@ -43,7 +43,7 @@ from ..providers.base import Usage
 from ..text import for_agents
 from . import ledger, summary_prompt
 from .models import Session, SummaryJob, utcnow
-from .tools import SUMMARY_MAX
+from .summary_prompt import SUMMARY_MAX
 
 log = logging.getLogger("chatmem.jobs")
 

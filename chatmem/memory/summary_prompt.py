@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from ..text import for_agents
 
+#: The longest session summary an agent may save (and a provider's is cut to).
+SUMMARY_MAX = 4000
+
 SYSTEM_PROMPT = (
     "You write the record of one finished AI agent session for a web site's project "
     "memory. A future agent will read it before it starts work on the same site.\n"

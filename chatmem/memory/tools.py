@@ -12,8 +12,8 @@ from .guidance import FIELDS_SCHEMA, TEXT_FIELD, TYPE_FIELD
 from .models import Session
 from .recall import recall as run_recall
 from .recall_page import CURSOR_MAX, DEFAULT_LIMIT, LIMIT_MAX
+from .summary_prompt import SUMMARY_MAX
 
-SUMMARY_MAX = 4000
 TOPIC_MAX = 200
 TAKEAWAYS_MAX = 20
 

@@ -1,0 +1,155 @@
+"""The host's hooks: how a chat app tells chatmem about its tools, users and pages.
+
+Each is a decorator on `ChatMemory` (this is its base class). The checks
+built on the user hooks live in `permissions.py`; the rest are read where
+they are needed (the post type resolver by the guardrail check, the
+transcript loader by the sweep, the notice hooks after a commit).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .permissions import Permissions
+from .tools import Tool, ToolRegistry
+
+log = logging.getLogger("chatmem")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class HostHooks:
+    def __init__(self) -> None:
+        self.registry = ToolRegistry()
+        self.permissions = Permissions()
+        self._post_type_resolver: Callable[[Any], str | None] | None = None
+        self._transcript_loader: Callable[[str], str | None] | None = None
+        self._conversation_url: Callable[[str], str | None] | None = None
+        self._post_types: Callable[[], Any] | None = None
+        #: event -> the host's hooks for it (`on_proposal`, `on_waiting_call`).
+        self._notice_hooks: dict[str, list[Callable[[dict[str, Any]], Any]]] = {}
+
+    def tool(
+        self,
+        *,
+        name: str,
+        description: str,
+        input_schema: dict[str, Any],
+        read_only: bool = False,
+        output_schema: dict[str, Any] | None = None,
+        capability: str = "edit_posts",
+        title: str | None = None,
+    ) -> Callable[[F], F]:
+        """Register a host tool; it then runs through the same dispatch path."""
+
+        def decorator(func: F) -> F:
+            self.registry.register(
+                Tool(
+                    name=name,
+                    description=description,
+                    input_schema=input_schema,
+                    func=func,
+                    read_only=read_only,
+                    output_schema=output_schema,
+                    capability=capability,
+                    title=title,
+                )
+            )
+            return func
+
+        return decorator
+
+    def capability_checker(self, func: Callable[[Any, str], bool]) -> Callable[[Any, str], bool]:
+        self.permissions.capability_checker = func
+        return func
+
+    def license_checker(self, func: Callable[[], bool]) -> Callable[[], bool]:
+        self.permissions.license_checker = func
+        return func
+
+    def user_loader(self, func: Callable[[str], Any]) -> Callable[[str], Any]:
+        """`(user_id) -> user | None`: how API tokens and the CLI find a user."""
+        self.permissions.user_loader = func
+        return func
+
+    def user_by_name(self, func: Callable[[str], Any]) -> Callable[[str], Any]:
+        """`(username) -> user | None`: how `flask chatmem token create <username>` finds a user."""
+        self.permissions.user_by_name = func
+        return func
+
+    def user_fingerprint(self, func: Callable[[Any], str]) -> Callable[[Any], str]:
+        """`(user) -> str`: who a user is beyond its id, to bind API tokens to them.
+
+        A token stops working when its user's fingerprint no longer matches the
+        one it was made with, so a deleted user's id given to someone new does
+        not hand them the token. Default: the user's name (`user_name_of`).
+        """
+        self.permissions.user_fingerprint = func
+        return func
+
+    def post_type_resolver(self, func: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
+        self._post_type_resolver = func
+        return func
+
+    def transcript_loader(self, func: Callable[[str], str | None]) -> Callable[[str], str | None]:
+        """`(session_id) -> str | None`: the conversation text of a session the sweep ends.
+
+        The sweep has no conversation at hand, so without this hook an idle
+        session's auto-summary sees only its digest.
+        """
+        self._transcript_loader = func
+        return func
+
+    def conversation_url(self, func: Callable[[str], str | None]) -> Callable[[str], str | None]:
+        """`(session_id) -> str | None`: where the host shows that session's conversation.
+
+        The Memory screen's session page links to it. Return None for a
+        session with no conversation page (an MCP client's, say).
+        """
+        self._conversation_url = func
+        return func
+
+    def post_types(self, func: Callable[[], Any]) -> Callable[[], Any]:
+        """`() -> iterable of str`: every post type that exists now.
+
+        The sweep flags a `post_type:` target naming none of them "target
+        gone"; without this hook such targets are not checked.
+        """
+        self._post_types = func
+        return func
+
+    def on_proposal(self, func: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+        """`(notice) -> None`: called after an agent's proposal is committed.
+
+        `notice` names it (`id`, `type`, `title`, `status`, `user`, `at`),
+        never its text. Called once the agent's call is over, outside its
+        transaction; an exception is logged and never reaches the agent.
+        """
+        self._notice_hooks.setdefault("proposal", []).append(func)
+        return func
+
+    def on_waiting_call(
+        self, func: Callable[[dict[str, Any]], Any]
+    ) -> Callable[[dict[str, Any]], Any]:
+        """`(notice) -> None`: called after an `ask` guardrail held a call (Waiting calls).
+
+        `notice` has `id`, `tool`, `guidance_id`, `user`, `at`; never the
+        call's arguments. Same rules as `on_proposal`.
+        """
+        self._notice_hooks.setdefault("waiting_call", []).append(func)
+        return func
+
+    def url_of_conversation(self, session_id: str) -> str | None:
+        """The host's link for a session's conversation, when it gives a safe one."""
+        if self._conversation_url is None:
+            return None
+        try:
+            url = self._conversation_url(session_id)
+        except Exception:
+            log.exception("conversation_url failed for session %s", session_id)
+            return None
+        # Only web or site-relative addresses: never javascript: in an href.
+        if url and (url.startswith(("http://", "https://")) or url.startswith("/")):
+            return None if url.startswith("//") else url
+        return None

@@ -21,7 +21,7 @@ from werkzeug.wrappers import Response
 from .. import inputs, text, tokens
 from ..errors import ChatmemError, Conflict, Forbidden, InvalidParams, NotFound, PayloadTooLarge
 from ..extension import user_id_of
-from ..memory import guidance, held, history, ledger, listing, screening, transfer
+from ..memory import filters, guidance, held, history, ledger, listing, screening, transfer
 from ..memory.models import ENFORCED_SEVERITIES, STATUSES, ApiToken, Guidance, Session, utcnow
 from ..memory.screening import Flag
 from ..memory.settings import SETTINGS
@@ -69,6 +69,8 @@ def index() -> ResponseReturnValue:
         "waiting": held.waiting_count(db),
     }
     flags: dict[int, list[Flag]] = {}
+    listed: filters.Filters | None = None
+    desk: dict[str, Any] = {}
     words: dict[int, str] = {}
     rules: dict[int, Guidance] = {}
     if tab == "tokens":
@@ -87,7 +89,11 @@ def index() -> ResponseReturnValue:
         page = listing.sessions_page(db, request.args.get("page"), counts["history"])
         sources = {}
     else:
-        page = listing.guidance_page(db, tab, request.args.get("page"), counts[tab])
+        try:  # search, filters and sort: the review desk's (screen_desk)
+            page, listed = screen_desk.tab_page(db, tab)
+        except ChatmemError as error:
+            return error_response(error)
+        desk = screen_desk.extras(db, tab, page)
         sources = listing.sessions_by_id(db, (e.session_id for e in page.items))
     dry_runs = {}
     # Who rejected each entry on the Rejected tab, when, and why.
@@ -118,6 +124,8 @@ def index() -> ResponseReturnValue:
         snapshot=memory().snapshot(),
         block=memory().block(),
         token_state=tokens.state_of,
+        listed=listed,
+        **desk,
         **helpers(),
     )
 
@@ -446,16 +454,24 @@ def _apply(
 
 
 def _screened(
-    entry: Guidance, changes: dict[str, Any], version: int | None, *, anyway: bool
+    entry: Guidance,
+    changes: dict[str, Any],
+    version: int | None,
+    *,
+    anyway: bool,
+    besides: int | None = None,
 ) -> list[str]:
     """The flags an approval goes ahead despite; a flagged one needs `anyway`.
 
     Computed now, on the text that would go live (an edit included), so a
     flag that appeared since the page was drawn still stops the approval.
+    `besides`: an entry this approval replaces, whose flags (a near
+    duplicate of it, say) are the point of replacing it.
     """
     if version is not None and entry.version != version:
         return []  # stale: the domain refuses it with its own message
     flags = memory().screen(screening.fields_of(entry, changes), entry_id=entry.id)
+    flags = [flag for flag in flags if besides is None or flag.entry_id != besides]
     if flags and not anyway:
         reasons = " ".join(flag.reason for flag in flags)
         raise Conflict(
@@ -598,5 +614,6 @@ def _navigation() -> dict[str, Any]:
     }
 
 
-# The Waiting calls tab's decisions live in their own module, on this blueprint.
-from . import screen_held  # noqa: E402, F401
+# The Waiting calls tab's decisions and the review desk live in their own
+# modules, on this blueprint.
+from . import screen_desk, screen_held  # noqa: E402, F401

@@ -1,0 +1,141 @@
+"""What the curator sees beside a proposal before deciding (issue 15, point 1).
+
+- Entries like it: active, pending and rejected guidance whose folded title
+  and text share enough trigrams with the proposal's, or that name the same
+  target. The trigram search index (see `search`) narrows the candidates
+  to entries holding one of the proposal's longest words; the score itself
+  is computed here, the same way on both engines (pg_trgm's definition:
+  words padded with spaces, Jaccard of the trigram sets).
+- The proposing session's newest ledger lines: what the agent had just done.
+
+A proposed guardrail's dry run is the screen's existing one (`dry_run`).
+No Flask request in here: the screen turns these into a panel.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy import func, or_, select
+
+from .guidance import fold
+from .models import Guidance, LedgerEntry
+from .recall import topic_filter
+from .search import MIN_TOPIC
+
+SIMILAR_SHOWN = 5
+LEDGER_SHOWN = 10
+# pg_trgm's default threshold for `%`: below it two texts are not "similar".
+THRESHOLD = 0.3
+# How many of the proposal's longest words probe the index, and how many
+# candidates the score is computed on (newest first): a bounded cost per row.
+PROBE_WORDS = 6
+CANDIDATES = 200
+COMPARED_STATUSES = ("publish", "pending", "rejected")
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Similar:
+    entry: Guidance
+    score: float  # 0..1, trigram similarity of the folded title and text
+    same_target: bool
+
+
+@dataclass(frozen=True)
+class Evidence:
+    similar: list[Similar]
+    ledger: list[LedgerEntry]  # the session's newest lines, oldest first
+    ledger_total: int
+
+
+def trigrams(text: str) -> frozenset[str]:
+    """pg_trgm's trigrams: each word, folded, padded "  word ", cut in threes."""
+    grams: set[str] = set()
+    for word in _WORD.findall(fold(text)):
+        padded = f"  {word} "
+        grams.update(padded[i : i + 3] for i in range(len(padded) - 2))
+    return frozenset(grams)
+
+
+def similarity(a: str, b: str) -> float:
+    left, right = trigrams(a), trigrams(b)
+    if not left or not right:
+        return 0.0
+    return len(left & right) / len(left | right)
+
+
+def probe_words(text: str, limit: int = PROBE_WORDS) -> list[str]:
+    """The longest distinct words: the rarest, so the index narrows the most."""
+    words = dict.fromkeys(w for w in _WORD.findall(fold(text)) if len(w) >= MIN_TOPIC)
+    return sorted(words, key=lambda w: (-len(w), w))[:limit]
+
+
+def _subject(entry: Guidance) -> str:
+    return f"{entry.title} {entry.text}"
+
+
+def _same_target(a: str | None, b: str | None) -> bool:
+    return bool(a and b and a.strip().lower() == b.strip().lower())
+
+
+def similar(db: SQLAlchemy, entry: Guidance, *, limit: int = SIMILAR_SHOWN) -> list[Similar]:
+    """Entries like this one, the same target first, then the most similar."""
+    columns = (Guidance.title, Guidance.text)
+    wanted = [
+        topic_filter(db, "chatmem_guidance", Guidance.id, columns, word, scan=False)
+        for word in probe_words(_subject(entry))
+    ]
+    if entry.target and entry.target.strip():
+        wanted.append(func.lower(func.trim(Guidance.target)) == entry.target.strip().lower())
+    if not wanted:
+        return []
+    query = (
+        select(Guidance)
+        .where(
+            Guidance.id != entry.id,
+            Guidance.status.in_(COMPARED_STATUSES),
+            or_(*wanted),
+        )
+        .order_by(Guidance.id.desc())
+        .limit(CANDIDATES)
+    )
+    mine = _subject(entry)
+    found = []
+    for other in db.session.scalars(query):
+        score = similarity(mine, _subject(other))
+        same = _same_target(entry.target, other.target)
+        if same or score >= THRESHOLD:
+            found.append(Similar(other, round(score, 2), same))
+    found.sort(key=lambda s: (not s.same_target, -s.score, -s.entry.id))
+    return found[:limit]
+
+
+def session_lines(
+    db: SQLAlchemy, session_id: str | None, *, limit: int = LEDGER_SHOWN
+) -> tuple[list[LedgerEntry], int]:
+    """A session's newest `limit` ledger lines (oldest first) and how many it has."""
+    if not session_id:
+        return [], 0
+    mine = LedgerEntry.session_id == session_id
+    total = db.session.scalar(select(func.count()).select_from(LedgerEntry).where(mine))
+    newest = db.session.scalars(
+        select(LedgerEntry).where(mine).order_by(LedgerEntry.id.desc()).limit(limit)
+    )
+    return list(reversed(list(newest))), int(total or 0)
+
+
+def for_entries(db: SQLAlchemy, entries: Iterable[Guidance]) -> dict[int, Evidence]:
+    """The evidence panel of each proposal on a page (a session's lines read once)."""
+    lines: dict[str, tuple[list[LedgerEntry], int]] = {}
+    panels = {}
+    for entry in entries:
+        key = entry.session_id or ""
+        if key not in lines:
+            lines[key] = session_lines(db, entry.session_id)
+        rows, total = lines[key]
+        panels[entry.id] = Evidence(similar(db, entry), rows, total)
+    return panels

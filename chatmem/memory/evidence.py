@@ -19,12 +19,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from flask_sqlalchemy import SQLAlchemy
-from sqlalchemy import func, or_, select
+from sqlalchemy import ColumnElement, column, func, literal_column, or_, select, table
 
+from . import search
 from .guidance import fold
 from .models import Guidance, LedgerEntry
-from .recall import topic_filter
-from .search import MIN_TOPIC
+from .recall import ESCAPE, like_pattern
 
 SIMILAR_SHOWN = 5
 LEDGER_SHOWN = 10
@@ -32,10 +32,19 @@ LEDGER_SHOWN = 10
 THRESHOLD = 0.3
 # How many of the proposal's longest words probe the index, and how many
 # candidates the score is computed on (newest first): a bounded cost per row.
-PROBE_WORDS = 6
-CANDIDATES = 200
+PROBE_WORDS = 4
+PROBE_MIN = 4  # shorter words are in nearly every entry: they narrow nothing
+CANDIDATES = 100
 COMPARED_STATUSES = ("publish", "pending", "rejected")
 _WORD = re.compile(r"\w+")
+# Words in so many entries that probing for them narrows nothing.
+_COMMON = frozenset(
+    _WORD.findall(
+        "about after also always before being could every from have into never only other "
+        "should site that their them then there these they this those under when where "
+        "which while will with without would your"
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -54,11 +63,8 @@ class Evidence:
 
 def trigrams(text: str) -> frozenset[str]:
     """pg_trgm's trigrams: each word, folded, padded "  word ", cut in threes."""
-    grams: set[str] = set()
-    for word in _WORD.findall(fold(text)):
-        padded = f"  {word} "
-        grams.update(padded[i : i + 3] for i in range(len(padded) - 2))
-    return frozenset(grams)
+    padded = [f"  {word} " for word in _WORD.findall(fold(text))]
+    return frozenset({p[i : i + 3] for p in padded for i in range(len(p) - 2)})
 
 
 def similarity(a: str, b: str) -> float:
@@ -70,8 +76,33 @@ def similarity(a: str, b: str) -> float:
 
 def probe_words(text: str, limit: int = PROBE_WORDS) -> list[str]:
     """The longest distinct words: the rarest, so the index narrows the most."""
-    words = dict.fromkeys(w for w in _WORD.findall(fold(text)) if len(w) >= MIN_TOPIC)
+    words = dict.fromkeys(
+        w for w in _WORD.findall(fold(text)) if len(w) >= PROBE_MIN and w not in _COMMON
+    )
     return sorted(words, key=lambda w: (-len(w), w))[:limit]
+
+
+def _holding_any(db: SQLAlchemy, words: list[str]) -> ColumnElement[bool]:
+    """Entries whose title or text holds one of `words`, or a few more (the score decides).
+
+    SQLite: one FTS5 trigram query of the words OR'ed; PostgreSQL (or SQLite
+    without FTS5 trigram): the substring predicates, which pg_trgm's GIN
+    indexes serve as one bitmap OR.
+    """
+    connection = db.session.connection()
+    fts = search.fts_table(connection.engine, connection, "chatmem_guidance", min(words, key=len))
+    if fts is not None:
+        query = " OR ".join(search.match_phrase(word) for word in words)
+        index = table(fts, column("rowid"))
+        return Guidance.id.in_(select(index.c.rowid).where(literal_column(fts).op("MATCH")(query)))
+    patterns = [like_pattern(word) for word in words]
+    return or_(
+        *(
+            func.lower(col).like(pattern, escape=ESCAPE)
+            for pattern in patterns
+            for col in (Guidance.title, Guidance.text)
+        )
+    )
 
 
 def _subject(entry: Guidance) -> str:
@@ -82,13 +113,21 @@ def _same_target(a: str | None, b: str | None) -> bool:
     return bool(a and b and a.strip().lower() == b.strip().lower())
 
 
-def similar(db: SQLAlchemy, entry: Guidance, *, limit: int = SIMILAR_SHOWN) -> list[Similar]:
-    """Entries like this one, the same target first, then the most similar."""
-    columns = (Guidance.title, Guidance.text)
-    wanted = [
-        topic_filter(db, "chatmem_guidance", Guidance.id, columns, word, scan=False)
-        for word in probe_words(_subject(entry))
-    ]
+def similar(
+    db: SQLAlchemy,
+    entry: Guidance,
+    *,
+    limit: int = SIMILAR_SHOWN,
+    seen: dict[int, frozenset[str]] | None = None,
+) -> list[Similar]:
+    """Entries like this one, the same target first, then the most similar.
+
+    `seen`: trigram sets by entry id, shared by the proposals of one page
+    (their candidates overlap).
+    """
+    grams = {} if seen is None else seen
+    words = probe_words(_subject(entry))
+    wanted = [_holding_any(db, words)] if words else []
     if entry.target and entry.target.strip():
         wanted.append(func.lower(func.trim(Guidance.target)) == entry.target.strip().lower())
     if not wanted:
@@ -103,10 +142,13 @@ def similar(db: SQLAlchemy, entry: Guidance, *, limit: int = SIMILAR_SHOWN) -> l
         .order_by(Guidance.id.desc())
         .limit(CANDIDATES)
     )
-    mine = _subject(entry)
+    mine = trigrams(_subject(entry))
     found = []
     for other in db.session.scalars(query):
-        score = similarity(mine, _subject(other))
+        if other.id not in grams:
+            grams[other.id] = trigrams(_subject(other))
+        theirs = grams[other.id]
+        score = len(mine & theirs) / len(mine | theirs) if mine and theirs else 0.0
         same = _same_target(entry.target, other.target)
         if same or score >= THRESHOLD:
             found.append(Similar(other, round(score, 2), same))
@@ -131,11 +173,12 @@ def session_lines(
 def for_entries(db: SQLAlchemy, entries: Iterable[Guidance]) -> dict[int, Evidence]:
     """The evidence panel of each proposal on a page (a session's lines read once)."""
     lines: dict[str, tuple[list[LedgerEntry], int]] = {}
+    seen: dict[int, frozenset[str]] = {}
     panels = {}
     for entry in entries:
         key = entry.session_id or ""
         if key not in lines:
             lines[key] = session_lines(db, entry.session_id)
         rows, total = lines[key]
-        panels[entry.id] = Evidence(similar(db, entry), rows, total)
+        panels[entry.id] = Evidence(similar(db, entry, seen=seen), rows, total)
     return panels

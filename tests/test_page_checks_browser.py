@@ -115,6 +115,9 @@ def pages(seeded: dict[str, Any]) -> dict[str, list[str]]:
                     "tokens",
                 )
             ),
+            # The review desk: a searched, filtered and sorted list (with bulk actions).
+            f"{memory}?tab=active&q=never&type=guardrail&sort=title",
+            f"{memory}?tab=pending&q=fact&origin=agent&target=none",
             f"{memory}/sessions/{seeded['session']}",
             f"{memory}/guidance/{seeded['entry']}/hits",
             f"{memory}/guidance/{seeded['entry']}",

@@ -52,15 +52,18 @@ def test_reject_asks_first(demo_app: Flask, browser: Any, live_url: str) -> None
 
             page.once("dialog", handle)
 
-        row = page.locator(".cm-row", has_text="The footer is blue.")
+        # By its heading: the other proposal's evidence panel quotes this text
+        # (its session's ledger lines hold both `remember` calls).
+        footer = page.get_by_role("heading", name="The footer is blue.")
+        row = page.locator(".cm-row", has=footer)
         answer(False)
         row.get_by_role("button", name="Reject: The footer is blue.").click()
-        expect(page.locator(".cm-row", has_text="The footer is blue.")).to_have_count(1)
+        expect(page.locator(".cm-row", has=footer)).to_have_count(1)
         assert asked == ["Reject “The footer is blue.”? Agents will not get it."]
         answer(True)
         row.get_by_role("button", name="Reject: The footer is blue.").click()
         expect(page.locator(".cm-flashes")).to_contain_text("Rejected")
-        expect(page.locator(".cm-row", has_text="The footer is blue.")).to_have_count(0)
+        expect(page.locator(".cm-row", has=footer)).to_have_count(0)
 
         page.locator("[data-select-all]").check()
         answer(False)

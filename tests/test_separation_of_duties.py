@@ -155,6 +155,10 @@ def _seed(site: Site) -> dict[str, Any]:
             "enable": active("The shop ships weekly."),
             "trash": active("The blog posts on Mondays."),
             "restore": active("An old fact."),
+            # The review desk: a proposal replacing an active entry, and a bulk switch-off.
+            "replace": proposal("The newsletter goes out on Fridays."),
+            "replaced": active("The newsletter goes out on Thursdays."),
+            "desk_bulk": [active("Orders ship from Leeds."), active("Returns take a week.")],
         }
         guidance.set_enabled(db, ids["enable"], False, actor_id="1")
         guidance.trash(db, ids["restore"], actor_id="1")
@@ -219,6 +223,18 @@ def _form(site: Site, ids: dict[str, Any], endpoint: str, values: dict[str, Any]
         for entry_id in ids["bulk"]:
             form += [("id", str(entry_id)), (f"version-{entry_id}", str(versions[entry_id]))]
         return form
+    if name == "replace":
+        versions = _versions(site, ids["replace"], ids["replaced"])
+        return [
+            ("version", str(versions[ids["replace"]])),
+            ("old_version", str(versions[ids["replaced"]])),
+        ]
+    if name == "desk_bulk":
+        versions = _versions(site, *ids["desk_bulk"])
+        form = [("tab", "active"), ("action", "disable")]
+        for entry_id in ids["desk_bulk"]:
+            form += [("id", str(entry_id)), (f"version-{entry_id}", str(versions[entry_id]))]
+        return form
     if name == "settings":
         return [("name", "require_approval"), ("value", "false")]
     if name == "import_memory":
@@ -275,6 +291,8 @@ def screen_requests(site: Site, ids: dict[str, Any]) -> list[ScreenRequest]:
             return list(HELD_DECISIONS)
         if argument == "request_id":
             return ["<per decision>"]
+        if argument == "old_id":
+            return [ids["replaced"]]
         pytest.fail(f"{rule.rule}: give {argument!r} a value in screen_requests")
 
     out: list[ScreenRequest] = []
@@ -289,6 +307,8 @@ def screen_requests(site: Site, ids: dict[str, Any]) -> list[ScreenRequest]:
                 values = dict(zip(names, combo, strict=True))
                 if "entry_id" in values:
                     values["entry_id"] = ids.get(values.get("action", ""), ids["approve"])
+                if "old_id" in values:
+                    values["entry_id"] = ids["replace"]
                 if "request_id" in values:
                     values["request_id"] = ids[f"held-{values['decision']}"]
                 for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
@@ -315,6 +335,8 @@ def test_no_token_opens_any_memory_screen_route(site: Site) -> None:
         "settings",
         "revoke_token",
         "decide",
+        "replace",
+        "desk_bulk",
     } <= endpoints
     assert len([r for r in requests if r.endpoint.endswith(".act")]) == len(ACTIONS)
     with site.app.app_context():

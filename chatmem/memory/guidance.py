@@ -171,16 +171,22 @@ def approve(
     actor_id: str,
     expected_version: int | None = None,
     despite: Sequence[str] = (),
+    extra: Mapping[str, Any] | None = None,
+    commit: bool = True,
 ) -> Guidance:
-    """`despite`: the screening flags the approver saw and approved anyway (audited)."""
+    """`despite`: the screening flags the approver saw and approved anyway (audited).
+
+    `extra` adds to the audit event's detail; `commit=False` leaves the
+    transaction open for a caller that changes several entries at once.
+    """
     entry = _load(db, entry_id, expected_version)
     _require_status(entry, "pending", "approve")
     entry.status = "publish"
     entry.enabled = True
     entry.approved_by = actor_id
     entry.approved_at = utcnow()
-    detail = {"anyway": True, "flags": list(despite)} if despite else None
-    return _commit_change(db, entry, "approve", actor_id, detail)
+    detail = {"anyway": True, "flags": list(despite)} if despite else {}
+    return _commit_change(db, entry, "approve", actor_id, _with(detail, extra), commit=commit)
 
 
 def reject(
@@ -268,32 +274,46 @@ def set_enabled(
     *,
     actor_id: str,
     expected_version: int | None = None,
+    commit: bool = True,
 ) -> Guidance:
     entry = _load(db, entry_id, expected_version)
     _require_status(entry, "publish", "switch")
     entry.enabled = bool(enabled)
-    return _commit_change(db, entry, "enable" if enabled else "disable", actor_id, None)
+    action = "enable" if enabled else "disable"
+    return _commit_change(db, entry, action, actor_id, None, commit=commit)
 
 
 def trash(
-    db: SQLAlchemy, entry_id: int, *, actor_id: str, expected_version: int | None = None
+    db: SQLAlchemy,
+    entry_id: int,
+    *,
+    actor_id: str,
+    expected_version: int | None = None,
+    extra: Mapping[str, Any] | None = None,
+    commit: bool = True,
 ) -> Guidance:
     entry = _load(db, entry_id, expected_version)
     if entry.status == "trash":
-        raise Conflict("This entry is already in the trash.")
+        raise Conflict(f"Guidance #{entry_id} is already in the trash.", details={"id": entry_id})
     entry.status_before_trash = entry.status
     entry.status = "trash"
-    return _commit_change(db, entry, "trash", actor_id, None)
+    return _commit_change(db, entry, "trash", actor_id, _with({}, extra), commit=commit)
 
 
 def restore(
-    db: SQLAlchemy, entry_id: int, *, actor_id: str, expected_version: int | None = None
+    db: SQLAlchemy,
+    entry_id: int,
+    *,
+    actor_id: str,
+    expected_version: int | None = None,
+    commit: bool = True,
 ) -> Guidance:
     entry = _load(db, entry_id, expected_version)
     _require_status(entry, "trash", "restore")
     entry.status = entry.status_before_trash or "pending"
     entry.status_before_trash = None
-    return _commit_change(db, entry, "restore", actor_id, {"status": entry.status})
+    detail = {"status": entry.status}
+    return _commit_change(db, entry, "restore", actor_id, detail, commit=commit)
 
 
 def get(db: SQLAlchemy, entry_id: int) -> Guidance:
@@ -394,15 +414,32 @@ def _require_status(entry: Guidance, status: str, verb: str) -> None:
         )
 
 
+def _with(detail: dict[str, Any], extra: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """An audit detail with the caller's additions; None when there is nothing to say."""
+    merged = {**detail, **(extra or {})}
+    return merged or None
+
+
 def _commit_change(
-    db: SQLAlchemy, entry: Guidance, action: str, actor_id: str, detail: dict[str, Any] | None
+    db: SQLAlchemy,
+    entry: Guidance,
+    action: str,
+    actor_id: str,
+    detail: dict[str, Any] | None,
+    *,
+    commit: bool = True,
 ) -> Guidance:
+    """Audit, bump the revision and commit; `commit=False` only flushes (the
+    caller commits several changes as one, or rolls them all back)."""
     entry_id = entry.id
     entry.updated_at = utcnow()
     try:
         _event(db, entry, action, actor_id, detail)
         settings.bump_revision(db)
-        db.session.commit()
+        if commit:
+            db.session.commit()
+        else:
+            db.session.flush()  # a lost race shows now, as the version check
     except StaleDataError:
         db.session.rollback()
         raise Conflict(

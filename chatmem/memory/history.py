@@ -154,6 +154,10 @@ def describe(event: GuidanceEvent) -> str:
         status = STATUS_WORDS.get(str(detail["status"]), str(detail["status"]))
         was = detail.get("was")
         parts.append(f"{status} (was {STATUS_WORDS.get(str(was), str(was))})" if was else status)
+    if isinstance(detail.get("replaces"), int):
+        parts.append(f"replaces #{detail['replaces']}")
+    if isinstance(detail.get("replaced_by"), int):
+        parts.append(f"replaced by #{detail['replaced_by']}")
     if event.action == "import" and detail.get("source"):
         parts.append(f"from {detail['source']}")
     return "; ".join(parts)

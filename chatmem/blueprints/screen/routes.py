@@ -31,12 +31,23 @@ from ...errors import (
     PayloadTooLarge,
     outage,
 )
-from ...memory import guidance, held, history, ledger, listing, screening, staleness, transfer
+from ...memory import (
+    filters,
+    guidance,
+    held,
+    history,
+    ledger,
+    listing,
+    screening,
+    staleness,
+    transfer,
+)
 from ...memory.models import ENFORCED_SEVERITIES, STATUSES, ApiToken, Guidance, Session, utcnow
 from ...memory.screening import Flag
 from ...memory.settings import SETTINGS
 from ...permissions import user_id_of
 from ..http_errors import outage_page, server_failure
+from . import desk_view
 from .access import (
     admin_only,
     current_user,
@@ -80,6 +91,8 @@ def index() -> ResponseReturnValue:
         "waiting": held.waiting_count(db),
     }
     flags: dict[int, list[Flag]] = {}
+    listed: filters.Filters | None = None
+    desk: dict[str, Any] = {}
     words: dict[int, str] = {}
     rules: dict[int, Guidance] = {}
     if tab == "tokens":
@@ -98,7 +111,11 @@ def index() -> ResponseReturnValue:
         page = listing.sessions_page(db, request.args.get("page"), counts["history"])
         sources = {}
     else:
-        page = listing.guidance_page(db, tab, request.args.get("page"), counts[tab])
+        try:  # search, filters and sort: the review desk's (desk_view.py)
+            page, listed = desk_view.tab_page(db, tab)
+        except ChatmemError as error:
+            return error_response(error)
+        desk = desk_view.extras(db, tab, page)
         sources = listing.sessions_by_id(db, (e.session_id for e in page.items))
     dry_runs = {}
     # Who rejected each entry on the Rejected tab, when, and why.
@@ -129,6 +146,8 @@ def index() -> ResponseReturnValue:
         snapshot=current_memory().snapshot(),
         block=current_memory().block(),
         token_state=tokens.state_of,
+        listed=listed,
+        **desk,
         **helpers(),
     )
 
@@ -461,16 +480,24 @@ def _apply(
 
 
 def _screened(
-    entry: Guidance, changes: dict[str, Any], version: int | None, *, anyway: bool
+    entry: Guidance,
+    changes: dict[str, Any],
+    version: int | None,
+    *,
+    anyway: bool,
+    besides: int | None = None,
 ) -> list[str]:
     """The flags an approval goes ahead despite; a flagged one needs `anyway`.
 
     Computed now, on the text that would go live (an edit included), so a
     flag that appeared since the page was drawn still stops the approval.
+    `besides`: an entry this approval replaces, whose flags (a near
+    duplicate of it, say) are the point of replacing it.
     """
     if version is not None and entry.version != version:
         return []  # stale: the domain refuses it with its own message
     flags = current_memory().screen(screening.fields_of(entry, changes), entry_id=entry.id)
+    flags = [flag for flag in flags if besides is None or flag.entry_id != besides]
     if flags and not anyway:
         reasons = " ".join(flag.reason for flag in flags)
         raise Conflict(

@@ -71,6 +71,9 @@ def helpers() -> dict[str, Any]:
         "user_name": user_name,
         "enforcement": enforcement,
         "heading_of": _heading_of,
+        "title_cut": _title_cut,
+        "clamped": clamped,
+        "clamp_max": CLAMP_MAX,
         "when": _when,
         "ago": _ago,
         "as_json": _as_json,
@@ -104,19 +107,30 @@ def _has_own_title(entry: Guidance) -> bool:
 
 
 HEADING_MAX = 120
+# Text longer than this is shown cut, with "Show all" to read the rest.
+CLAMP_MAX = 300
+
+
+def clamped(value: str, limit: int = CLAMP_MAX) -> str:
+    """`value` cut at a word before `limit` characters, with "…" when cut."""
+    if len(value) <= limit:
+        return value
+    cut = value[:limit]
+    return (cut.rsplit(" ", 1)[0] if " " in cut.strip() else cut) + "…"
 
 
 def _heading_of(entry: Guidance) -> str:
     """A row's heading: its own title, else its text, cut at a word when long.
 
-    The text is then shown in full below it: a long entry is never one giant heading.
+    The text (and a cut title) is then shown below it: a long entry is never
+    one giant heading.
     """
-    if _has_own_title(entry):
-        return entry.title
-    if len(entry.text) <= HEADING_MAX:
-        return entry.text
-    cut = entry.text[:HEADING_MAX]
-    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
+    return clamped(entry.title if _has_own_title(entry) else entry.text, HEADING_MAX)
+
+
+def _title_cut(entry: Guidance) -> bool:
+    """Whether the heading shortened the entry's own title (then it is shown in full below)."""
+    return _has_own_title(entry) and len(entry.title) > HEADING_MAX
 
 
 def _as_json(value: Any) -> str:

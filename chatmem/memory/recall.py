@@ -12,6 +12,7 @@ way the answer is the scan's answer, only sooner.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
@@ -30,7 +31,7 @@ from sqlalchemy import (
     table,
 )
 
-from . import reads, search
+from . import reads, search, topic_index
 from .models import (
     GUIDANCE_RECORD_COLUMNS,
     GUIDANCE_TYPES,
@@ -49,6 +50,7 @@ from .recall_page import (
     decode,
     following,
     page,
+    page_of,
     query_of,
 )
 
@@ -269,18 +271,31 @@ def recall(
     site's, approved by a person, and the same for everyone).
 
     `approved`, when given, is all active guidance already shaped and in
-    recall's order (the caller's per-revision cache); without a topic it
-    stands in for the guidance query. Only the page is copied out of it.
+    recall's order (the caller's per-revision cache); it stands in for the
+    guidance query, with a topic too (see `topic_index`). Only the page is
+    copied out of it.
 
     Guidance comes a page at a time (`guidance_limit`, `cursor`); sessions
     are the newest `limit` records on every page.
     """
+    index = None
+    if approved is not None and topic and not scan and topic_index.searchable(topic):
+        index = topic_index.for_cache(db, approved)
     if approved is not None and not topic:
         shown = page(
             approved.of_type(type),
             limit=guidance_limit,
             cursor=cursor,
             query=query_of(type, topic),
+        )
+    elif approved is not None and index is not None and topic:
+        places = index.places(topic)
+        if type:  # a type's entries are one run of places, since type leads the order
+            rank = GUIDANCE_TYPES.index(type)
+            low, high = bisect_left(approved.keys, (rank,)), bisect_left(approved.keys, (rank + 1,))
+            places = places[bisect_left(places, low) : bisect_left(places, high)]
+        shown = page_of(
+            approved, places, limit=guidance_limit, cursor=cursor, query=query_of(type, topic)
         )
     else:
         shown = guidance(db, type=type, topic=topic, scan=scan, limit=guidance_limit, cursor=cursor)

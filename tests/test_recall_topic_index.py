@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
+
 from chatmem.memory import guidance, topic_index
 from chatmem.memory import recall as recall_queries
 from chatmem.memory.models import Guidance
@@ -47,6 +49,8 @@ def test_the_cached_search_equals_the_scan_on_every_topic_type_and_page(
 
 
 def test_a_topic_the_index_cannot_hold_goes_to_the_database(memory: Any, db: Any) -> None:
+    if db.engine.dialect.name == "postgresql":
+        pytest.skip("PostgreSQL text cannot hold NUL (every channel refuses it before recall)")
     _seed(db, random.Random(7))
     approved = _cached(memory)
     topic = "a\x00b"

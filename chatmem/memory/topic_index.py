@@ -3,8 +3,8 @@
 The per-revision cache (`ChatMemory.approved_guidance`) has every active
 entry in recall's order. Asking the database which of them contain a topic
 cost a trigram probe, an indexed query, a sort and a count (2-8 ms at 10,000
-entries); finding it in one string held in memory costs a C substring
-search (~0.1 ms for a rare word) and one `in` per entry for a common one.
+entries); here a rare topic costs a look-up in the list of distinct words
+and a common one at most one `in` per entry.
 
 The answer stays the scan's: the text searched is `lower(title)` and
 `lower(text)` *as the database computes them* (SQLite folds ASCII only,
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,11 +29,11 @@ from sqlalchemy import Engine, func, select
 from .models import Guidance
 from .recall_page import Ordered
 
-# Fields and entries are joined with a character no topic may hold (a topic
-# with it goes to the database), so no match spans two of them.
+# No topic may hold this character (a topic with it goes to the database);
+# it separates an entry's title from its text.
 SEPARATOR = "\x00"
-# Past this many occurrences, one `in` per entry beats a find per match.
-FIND_MAX = 64
+# Words are listed one per line: a piece of a topic holds no whitespace.
+_WORD_END = "\n"
 
 _ACTIVE_LOWERED = select(Guidance.id, func.lower(Guidance.title), func.lower(Guidance.text)).where(
     Guidance.status == "publish", Guidance.enabled.is_(True)
@@ -41,35 +42,57 @@ _ACTIVE_LOWERED = select(Guidance.id, func.lower(Guidance.title), func.lower(Gui
 
 @dataclass(frozen=True)
 class TopicIndex:
-    """The lowered title and text of each cached entry, by its place in recall's order."""
+    """The lowered title and text of each cached entry, by its place in recall's order.
 
-    fields: tuple[str, ...]  # title + SEPARATOR + text, one per entry
-    joined: str  # every field, each followed by SEPARATOR
-    starts: tuple[int, ...]  # where each field begins in `joined`, plus its end
+    Searching 10,000 texts one by one costs ~1 ms whatever the topic; so
+    the index also lists the distinct words (whitespace-separated runs) and
+    the places that hold each. A topic's longest piece between spaces lies
+    inside one word of every text that contains the topic, so the places
+    of the words holding that piece are a superset; each is then checked
+    whole. Real prose has a few tens of thousands of distinct words, so the
+    word list is a fraction of the texts.
+    """
+
+    fields: tuple[str, ...]  # lowered title + SEPARATOR + lowered text, one per entry
+    words: str  # every distinct word, each followed by _WORD_END
+    word_starts: tuple[int, ...]  # where each word begins in `words`, plus its end
+    postings: tuple[array[int], ...]  # per word, the places holding it (ascending)
 
     @classmethod
     def of(cls, fields: Sequence[str]) -> TopicIndex:
+        by_word: dict[str, array[int]] = {}
+        for place, text in enumerate(fields):
+            for word in set(text.split()):
+                by_word.setdefault(word, array("I")).append(place)
         starts = [0]
-        for text in fields:
-            starts.append(starts[-1] + len(text) + 1)
-        joined = SEPARATOR.join(fields) + SEPARATOR
-        return cls(tuple(fields), joined, tuple(starts))
+        for word in by_word:
+            starts.append(starts[-1] + len(word) + 1)
+        words = "".join(word + _WORD_END for word in by_word)
+        return cls(tuple(fields), words, tuple(starts), tuple(by_word.values()))
 
     def places(self, topic: str) -> list[int]:
         """The places (ascending) of the entries whose title or text contains the topic."""
         needle = topic.lower()
-        found = self.joined.count(needle)
-        if found == 0:
-            return []
-        if found > FIND_MAX:
-            return [i for i, text in enumerate(self.fields) if needle in text]
-        places = []
-        at = self.joined.find(needle)
+        pieces = needle.split()
+        if not pieces:  # only whitespace: no word to narrow by
+            return self._scan(needle)
+        piece = max(pieces, key=len)
+        candidates: set[int] = set()
+        read = 0
+        at = self.words.find(piece)
         while at >= 0:
-            place = bisect_right(self.starts, at) - 1
-            places.append(place)
-            at = self.joined.find(needle, self.starts[place + 1])
-        return places
+            word = bisect_right(self.word_starts, at) - 1
+            posting = self.postings[word]
+            read += len(posting)
+            if read > len(self.fields):  # a piece in most words: one pass is cheaper
+                return self._scan(needle)
+            candidates.update(posting)
+            at = self.words.find(piece, self.word_starts[word + 1])
+        fields = self.fields
+        return sorted(p for p in candidates if needle in fields[p])
+
+    def _scan(self, needle: str) -> list[int]:
+        return [place for place, text in enumerate(self.fields) if needle in text]
 
 
 _BUILT: weakref.WeakKeyDictionary[Engine, tuple[Ordered[Any], TopicIndex]] = (

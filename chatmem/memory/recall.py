@@ -12,6 +12,7 @@ way the answer is the scan's answer, only sooner.
 
 from __future__ import annotations
 
+import json
 from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ from sqlalchemy import (
     Executable,
     Integer,
     Row,
+    Select,
     String,
     and_,
     bindparam,
@@ -116,23 +118,31 @@ RECENT = 1000
 RARE = 1000
 
 
-def _rare(db: SQLAlchemy, topic: str, table: str) -> bool:
-    """Whether the trigram index finds this topic in fewer than RARE rows of `table` (SQLite).
+def _candidates(db: SQLAlchemy, topic: str, table: str) -> list[int] | None:
+    """The rowids the trigram index finds for this topic in `table`, if fewer than RARE (SQLite).
 
-    Asking costs 0.1-0.5 ms whatever the topic, because the probe stops at
-    RARE candidates. It saves a rare topic the first pass over sessions
-    (several ms on 100,000 records), and a common one the index's cost of
-    listing thousands of candidates (FTS5 is slower than a scan then). The
-    candidates are a superset, so a topic counted rare is rare. On
-    PostgreSQL (no FTS table) nothing is rare: pg_trgm serves the predicate.
+    None when the topic is common (RARE candidates or more) or there is no
+    index (PostgreSQL, a short topic). Asking costs 0.1-0.5 ms whatever the
+    topic, because the probe stops at RARE candidates. It saves a rare topic
+    the first pass over sessions (several ms on 100,000 records), and a
+    common one the index's cost of listing thousands of candidates (FTS5 is
+    slower than a scan then). The candidates are a superset, so a topic
+    counted rare is rare. On PostgreSQL nothing is rare: pg_trgm serves the
+    predicate.
     """
     connection = db.session.connection()
     fts = search.fts_table(connection.engine, connection, table, topic)
     if fts is None:
-        return False
-    probe = f"SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?)"
+        return None
+    probe = f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?"
     phrase = search.match_phrase(topic.lower())
-    return int(connection.exec_driver_sql(probe, (phrase, RARE)).scalar() or 0) < RARE
+    found = [row[0] for row in connection.exec_driver_sql(probe, (phrase, RARE))]
+    return found if len(found) < RARE else None
+
+
+def _rare(db: SQLAlchemy, topic: str, table: str) -> bool:
+    """Whether the trigram index finds this topic in fewer than RARE rows of `table` (SQLite)."""
+    return _candidates(db, topic, table) is not None
 
 
 # recall's guidance order (see recall_page.order_key), for the query.
@@ -207,6 +217,11 @@ _SESSION_FTS = "chatmem_session_fts"
 _FTS_HITS = select(table(_SESSION_FTS, column("rowid")).c.rowid).where(
     literal_column(_SESSION_FTS).op("MATCH")(bindparam("phrase", type_=String))
 )
+# The probe's candidates, handed back as one JSON array (not a second FTS5 match).
+_PROBED: Select[Any] = select(column("value")).select_from(
+    func.json_each(bindparam("ids", type_=String))
+)
+_ROWID: ColumnElement[int] = literal_column("chatmem_session.rowid")
 _PG_HITS = select(Session.id).where(_MATCHES).cte("topic_hits").prefix_with("MATERIALIZED")
 
 
@@ -216,6 +231,7 @@ class _TopicStatements:
     recent: Executable  # matches from `cutoff` on, newest first
     scan: Executable  # matches, newest first, by the plain predicate
     fts: Executable  # the same, narrowed by the FTS5 index first (SQLite)
+    probed: Executable  # the same among the FTS5 probe's candidates `ids` (SQLite)
     pg: Executable  # the same, the pg_trgm indexes kept apart from the LIMIT
 
 
@@ -232,9 +248,8 @@ def _topic_statements(own: bool) -> _TopicStatements:
         .order_by(*newest)
         .limit(_LIMIT),
         scan=records.where(_MATCHES).order_by(*newest).limit(_LIMIT),
-        fts=records.where(literal_column("chatmem_session.rowid").in_(_FTS_HITS), _MATCHES)
-        .order_by(*newest)
-        .limit(_LIMIT),
+        fts=records.where(_ROWID.in_(_FTS_HITS), _MATCHES).order_by(*newest).limit(_LIMIT),
+        probed=records.where(_ROWID.in_(_PROBED), _MATCHES).order_by(*newest).limit(_LIMIT),
         # Without LIMIT in sight the planner picks the pg_trgm indexes; with
         # it, it would walk recorded_at hoping for early matches (all rows
         # for a rare topic). MATERIALIZED keeps the two apart.
@@ -278,30 +293,30 @@ def session_records(
         params["user_id"] = user_id
     if scan:
         return reads.rows(db, statements.scan, params)
+    candidates = _candidates(db, topic, "chatmem_session")
+    if candidates is not None:  # rare: among the probe's candidates, by the predicate
+        return reads.rows(db, statements.probed, {**params, "ids": json.dumps(candidates)})
     connection = db.session.connection()
-    fts = search.fts_table(connection.engine, connection, "chatmem_session", topic)
     if connection.engine.dialect.name == "postgresql":
         indexed = statements.pg
-    elif fts is not None:
-        indexed = statements.fts
+    elif search.fts_table(connection.engine, connection, "chatmem_session", topic):
+        indexed = statements.fts  # common: FTS5 lists thousands, still better than all
         params["phrase"] = search.match_phrase(topic.lower())
     else:
         indexed = statements.scan  # no trigram for this topic (or this SQLite)
-    if fts is None or not _rare(db, topic, "chatmem_session"):
-        # The newest RECENT records are those from the RECENT-th newest
-        # time on (an index-only walk to find it). A bound on recorded_at,
-        # not a LIMITed derived table: SQLite sorted that table whole (all
-        # RECENT rows read, ~2 ms) before it kept `limit`; this walk stops
-        # at the `limit`-th match. Ties at the cutoff all come in, so what is
-        # scanned is still a prefix of the order: `limit` matches in it are
-        # the newest overall.
-        skip = {"skip": RECENT - 1, **({"user_id": user_id} if own else {})}
-        cutoff = reads.rows(db, statements.cutoff, skip)
-        if not cutoff:  # fewer than RECENT records: the plain scan is quick and complete
-            return reads.rows(db, statements.scan, params)
-        found = reads.rows(db, statements.recent, {**params, "cutoff": cutoff[0][0]})
-        if len(found) == limit:
-            return found
+    # The newest RECENT records are those from the RECENT-th newest time on
+    # (an index-only walk to find it). A bound on recorded_at, not a LIMITed
+    # derived table: SQLite sorted that table whole (all RECENT rows read,
+    # ~2 ms) before it kept `limit`; this walk stops at the `limit`-th match.
+    # Ties at the cutoff all come in, so what is scanned is still a prefix of
+    # the order: `limit` matches in it are the newest overall.
+    skip = {"skip": RECENT - 1, **({"user_id": user_id} if own else {})}
+    cutoff = reads.rows(db, statements.cutoff, skip)
+    if not cutoff:  # fewer than RECENT records: the plain scan is quick and complete
+        return reads.rows(db, statements.scan, params)
+    found = reads.rows(db, statements.recent, {**params, "cutoff": cutoff[0][0]})
+    if len(found) == limit:
+        return found
     return reads.rows(db, indexed, params)
 
 

@@ -88,6 +88,8 @@ class TopicIndex:
                 return self._scan(needle)
             candidates.update(posting)
             at = self.words.find(piece, self.word_starts[word + 1])
+        if piece == needle:  # a word holding the whole topic: its text holds it too
+            return sorted(candidates)
         fields = self.fields
         return sorted(p for p in candidates if needle in fields[p])
 

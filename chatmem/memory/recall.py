@@ -231,23 +231,22 @@ def _topic_statements(own: bool) -> _TopicStatements:
     records = _RECORDS.where(_OWN) if own else _RECORDS
     times = select(Session.recorded_at).where(Session.recorded_at.is_not(None))
     times = times.where(_OWN) if own else times
-    newest = (*_NEWEST,)
     return _TopicStatements(
         cutoff=times.order_by(Session.recorded_at.desc())
         .offset(bindparam("skip", type_=Integer))
         .limit(1),
         recent=records.where(_MATCHES, Session.recorded_at >= bindparam("cutoff"))
-        .order_by(*newest)
+        .order_by(*_NEWEST)
         .limit(_LIMIT),
-        scan=records.where(_MATCHES).order_by(*newest).limit(_LIMIT),
+        scan=records.where(_MATCHES).order_by(*_NEWEST).limit(_LIMIT),
         fts=(_RECORDS.where(_OWN_UNINDEXED) if own else _RECORDS)
         .where(_ROWID.in_(_FTS_HITS), _MATCHES)
-        .order_by(*newest)
+        .order_by(*_NEWEST)
         .limit(_LIMIT),
         # Without LIMIT in sight the planner picks the pg_trgm indexes; with
         # it, it would walk recorded_at hoping for early matches (all rows
         # for a rare topic). MATERIALIZED keeps the two apart.
-        pg=records.where(Session.id.in_(select(_PG_HITS.c.id))).order_by(*newest).limit(_LIMIT),
+        pg=records.where(Session.id.in_(select(_PG_HITS.c.id))).order_by(*_NEWEST).limit(_LIMIT),
     )
 
 
@@ -294,9 +293,7 @@ def session_records(
         indexed = statements.fts
         params["phrase"] = search.match_phrase(topic.lower())
         if _rare(db, topic, "chatmem_session"):
-            # Handing the probe's rowids back (json_each) made SQLite walk
-            # the user's records index instead: the FTS5 subquery it costs right.
-            return reads.rows(db, indexed, params)
+            return reads.rows(db, indexed, params)  # the first pass would find too few
     else:
         indexed = statements.scan  # no trigram for this topic (or this SQLite)
     # The newest RECENT records are those from the RECENT-th newest time on

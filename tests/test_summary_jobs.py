@@ -585,7 +585,7 @@ def test_a_claim_interleaved_with_another_workers_claim_never_doubles(
     """The race made deterministic: B claims between A's read and A's claim."""
     auto_summarize(memory, admin)
     for _ in range(4):
-        memory.end_session(memory.start_session(editor, "chat"))
+        memory.end_session(memory.start_session(editor, "chat"), transcript=TRANSCRIPT)
     policy, now = memory.job_policy(), utcnow() + timedelta(seconds=1)
 
     seen_by_a = jobs.find_due(db, policy, now=now, limit=10)

@@ -2,6 +2,9 @@
 
 A job's life: `queued` -> `running` (claimed) -> `done`, or back to `queued`
 with a later `next_run_at` after a retryable failure, or `failed` for good.
+A session with nothing to summarise (no ledgered call, no transcript) gets a
+job born `digest_only`: never claimed, no provider call, and countable as a
+paid call saved.
 The session was already recorded with its digest when it ended, so a job
 that fails only means the session stays "Digest only"; nothing is lost.
 The job's transcript (a second copy of the conversation, stored redacted)
@@ -52,6 +55,23 @@ log = logging.getLogger("chatmem.jobs")
 RETRY_AFTER_CAP = timedelta(days=1)
 LAST_ERROR_MAX = 1000
 CLAIM_ROUNDS = 3
+
+
+# The status of a job that was never run because its session had nothing to
+# summarise: each one is a provider call saved.
+DIGEST_ONLY = "digest_only"
+
+
+def for_ended(session: Session, transcript: str | None, *, now: datetime) -> SummaryJob:
+    """The summary job of a session that just ended (its digest already refreshed).
+
+    A session with no ledgered call and no transcript (an agent that only
+    called `recall`, say) would cost a paid call for a summary saying nothing:
+    its job is recorded as finished, `digest_only`, and no worker claims it.
+    """
+    if session.change_count == 0 and not transcript:
+        return SummaryJob(session_id=session.id, status=DIGEST_ONLY, next_run_at=now)
+    return SummaryJob(session_id=session.id, transcript=transcript, next_run_at=now)
 
 
 @dataclass(frozen=True)

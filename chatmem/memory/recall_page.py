@@ -109,6 +109,21 @@ def page(ordered: Ordered[T], *, limit: int, cursor: str | None, query: object) 
     return Page(list(ordered.items[start:end]), len(ordered.keys), following)
 
 
+def page_of(
+    ordered: Ordered[T], places: Sequence[int], *, limit: int, cursor: str | None, query: object
+) -> Page[T]:
+    """`page` over some of the entries: those at `places` (ascending) in `ordered`."""
+    keys = ordered.keys
+    start = 0
+    if cursor is not None:
+        start = bisect_right(places, decode(cursor, query), key=lambda place: keys[place])
+    end = start + limit
+    following = None
+    if end < len(places):
+        following = encode(keys[places[end - 1]], query)
+    return Page([ordered.items[p] for p in places[start:end]], len(places), following)
+
+
 def _fingerprint(query: object) -> str:
     text = json.dumps(query, sort_keys=True, ensure_ascii=False)
     return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()

@@ -18,8 +18,8 @@ from sqlalchemy import Row, bindparam, select, update
 
 from ..errors import InvalidParams, NotFound
 from ..text import for_agents
-from . import ledger, reads, settings
-from .models import CHANNELS, Session, SummaryJob, utcnow
+from . import jobs, ledger, reads, settings
+from .models import CHANNELS, Session, utcnow
 
 
 def new_id() -> str:
@@ -178,7 +178,7 @@ def end(db: SQLAlchemy, session_id: str, *, transcript: str | None = None) -> Se
     if session.summary is None and settings.read(db).auto_summarize:
         # Kept only until the job ends, and never with a secret or hidden text in it.
         kept = for_agents(transcript) if transcript else None
-        db.session.add(SummaryJob(session_id=session.id, transcript=kept, next_run_at=now))
+        db.session.add(jobs.for_ended(session, kept, now=now))
     db.session.commit()
     return session
 

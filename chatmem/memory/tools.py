@@ -207,9 +207,9 @@ SUMMARY_OUTPUT: dict[str, Any] = {
 
 def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
     approved = None
-    if context.snapshot is not None and not filters.get("topic"):
-        # The guidance half comes from the per-revision cache (no query), which
-        # was built through text.for_agents.
+    if context.snapshot is not None:
+        # The guidance half comes from the per-revision cache (no query, a
+        # topic searched in memory), which was built through text.for_agents.
         approved = context.memory.approved_guidance(context.snapshot)
     found = run_recall(
         context.memory.db, approved=approved, user_id=sessions_of(context), **filters

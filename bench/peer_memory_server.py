@@ -1,0 +1,353 @@
+"""chatmem `recall` against the MCP reference memory server's `search_nodes`,
+side by side, same data, same client (goal: chatmem p50 >= 10x faster).
+
+    python bench/peer_memory_server.py [--database-url postgresql+psycopg://...] [--calls N]
+
+The peer is `@modelcontextprotocol/server-memory` (the memory server MCP
+users install first), installed with npm into a temporary folder. Both are
+called through the official MCP Python client: chatmem over Streamable HTTP
+to `chatmem-demo` (waitress, its default server; rate limit off), the peer
+over stdio.
+
+The same data on both sides: 10,000 entries of ten short observations each
+(chatmem: approved guidance, title "entry N", the observations as its
+text; the peer: entity "entry N" with those ten observations), plus 100,000
+session records for chatmem. A rare topic is in one entry, a common one in
+5% of them and a very common one in half. Calls alternate chatmem, peer,
+chatmem, ... and every answer is checked: chatmem's `guidance_total` and page
+size, the peer's entity count.
+
+Also prints the chatmem-demo process's RSS (one worker: waitress threads in
+one process) before its first call and after, with the 10,000 approved
+entries cached and searchable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from common import ROOT, arguments, line, ms, percentile
+from sqlalchemy import insert, select, text
+
+sys.path.insert(0, str(ROOT))
+import httpx2  # noqa: E402
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+
+from chatmem import tokens  # noqa: E402
+from chatmem.memory import settings  # noqa: E402
+from chatmem.memory.models import Guidance, Session  # noqa: E402
+
+PEER = "@modelcontextprotocol/server-memory"
+ENTRIES = 10_000
+OBSERVATIONS = 10
+SESSIONS = 100_000
+# topic -> (kind, entries that hold it)
+TOPICS = {
+    "kubernetes": ("rare", 1),
+    "invoice": ("common", ENTRIES // 20),
+    "checkout": ("very common", ENTRIES // 2),
+}
+FILLER = [
+    "header",
+    "footer",
+    "menu",
+    "theme",
+    "plugin",
+    "cache",
+    "deploy",
+    "staging",
+    "price",
+    "product",
+    "cart",
+    "order",
+    "banner",
+    "gallery",
+    "sidebar",
+    "widget",
+]
+TYPES = ("guardrail", "fact", "convention", "instruction")
+PAGE = 50  # recall's default guidance_limit
+RECORDS = 10  # recall's default limit
+
+
+def _words(i: int, count: int) -> str:
+    return " ".join(FILLER[(i * 7 + k * 3) % len(FILLER)] for k in range(count))
+
+
+def _holds(i: int) -> list[str]:
+    """The topics entry i holds: every 2nd 'checkout', every 20th 'invoice', one 'kubernetes'."""
+    return [t for t, (_kind, n) in TOPICS.items() if i % (ENTRIES // n) == (3 if n == 1 else 0)]
+
+
+def observations(i: int) -> list[str]:
+    said = [f"{_words(i + k, 4)}." for k in range(OBSERVATIONS)]
+    said[-1] = f"{_words(i, 3)} {' '.join(_holds(i))}".strip() + "."
+    return said
+
+
+def peer_file(path: Path) -> None:
+    """The peer's JSONL knowledge graph: one entity per entry."""
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(ENTRIES):
+            entity = {
+                "type": "entity",
+                "name": f"entry {i}",
+                "entityType": TYPES[i % 4],
+                "observations": observations(i),
+            }
+            out.write(json.dumps(entity) + "\n")
+
+
+def seed_chatmem(url: str, instance: Path) -> tuple[str, dict[str, int]]:
+    """A fresh demo database with the entries and session records; an API token for the editor.
+
+    Returns the token and, per topic, how many of the editor's records hold it.
+    """
+    os.environ["DEMO_INSTANCE_PATH"] = str(instance)
+    from chatmem.demo import create_app
+    from chatmem.demo.extensions import db
+    from chatmem.demo.models import User
+    from tests.dbtools import drop_chatmem
+
+    if url.startswith("postgresql"):
+        app = create_app({"SQLALCHEMY_DATABASE_URI": url, "DEMO_SEED": False})
+        with app.app_context():
+            drop_chatmem(db.engine)
+            db.drop_all()
+    app = create_app({"SQLALCHEMY_DATABASE_URI": url})
+    with app.app_context():
+        editor = str(db.session.scalar(select(User.id).where(User.username == "editor")))
+        start = datetime(2025, 1, 1)
+        rows = [
+            {
+                "type": TYPES[i % 4],
+                "title": f"entry {i}",
+                "text": "\n".join(observations(i)),
+                "text_key": f"{i:064d}",
+                "status": "publish",
+                "enabled": True,
+                "origin": "agent",
+                "created_at": start,
+                "updated_at": start,
+                "approved_at": start + timedelta(seconds=i),
+                "version": 1,
+            }
+            for i in range(ENTRIES)
+        ]
+        db.session.execute(insert(Guidance), rows)
+        own = dict.fromkeys(TOPICS, 0)
+        batch = []
+        for i in range(SESSIONS):
+            at = start + timedelta(minutes=i)
+            mine = i % 10 == 0  # the editor wrote every tenth record
+            held = _holds(i % ENTRIES)
+            for topic in held:
+                own[topic] += mine
+            batch.append(
+                {
+                    "id": f"s{i:07d}",
+                    "user_id": editor if mine else f"u{i % 10}",
+                    "user_name": "editor" if mine else f"user{i % 10}",
+                    "channel": "mcp",
+                    "started_at": at,
+                    "last_seen_at": at,
+                    "ended_at": at,
+                    "recorded_at": at,
+                    "summary": f"{_words(i, 20)} {' '.join(held)}",
+                    "summary_auto": False,
+                    "digest": f"3 calls: 3 ok, 0 blocked, 0 failed.\n- update-post {_words(i, 8)}",
+                    "change_count": 3,
+                }
+            )
+            if len(batch) == 5000:
+                db.session.execute(insert(Session), batch)
+                batch = []
+        if batch:
+            db.session.execute(insert(Session), batch)
+        settings.bump_revision(db)
+        db.session.commit()
+        if db.engine.dialect.name == "postgresql":
+            db.session.execute(text("ANALYZE chatmem_session"))
+            db.session.execute(text("ANALYZE chatmem_guidance"))
+            db.session.commit()
+        _token, plain = tokens.create(db, user_id=editor, name="peer bench")
+        db.session.remove()
+        db.engine.dispose()
+    return plain, own
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_demo(url: str, instance: Path, port: int) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "DEMO_INSTANCE_PATH": str(instance),
+        "CHATMEM_RATE_LIMIT_PER_MINUTE": "0",
+    }
+    demo = Path(sys.executable).with_name("chatmem-demo")
+    process = subprocess.Popen(
+        [str(demo), "--database-url", url, "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return process
+        except OSError:
+            if process.poll() is not None:
+                raise SystemExit("chatmem-demo exited; run it by hand to see why") from None
+            time.sleep(0.2)
+    process.kill()
+    raise SystemExit("chatmem-demo did not start")
+
+
+def rss_mib(pid: int) -> float:
+    for row in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if row.startswith("VmRSS:"):
+            return int(row.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def install_peer(folder: Path) -> Path:
+    subprocess.run(
+        ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(folder), PEER],
+        check=True,
+    )
+    return folder / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
+
+
+def check_chatmem(topic: str, answer: dict[str, Any], own: dict[str, int]) -> None:
+    expected = TOPICS[topic][1]
+    assert answer["guidance_total"] == expected, (topic, answer["guidance_total"])
+    assert len(answer["guidance"]) == min(PAGE, expected), topic
+    assert all(topic in g["text"] for g in answer["guidance"]), topic
+    assert (answer["cursor"] is None) == (expected <= PAGE), topic
+    assert len(answer["sessions"]) == min(RECORDS, own[topic]), topic
+
+
+def check_peer(topic: str, answer: dict[str, Any]) -> None:
+    expected = TOPICS[topic][1]
+    entities = answer["entities"]
+    assert len(entities) == expected, (topic, len(entities))
+    assert all(any(topic in o for o in e["observations"]) for e in entities), topic
+
+
+async def compare(
+    mcp_url: str, token: str, peer: StdioServerParameters, own: dict[str, int], calls: int
+) -> dict[str, tuple[list[float], list[float], int, int]]:
+    results = {}
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
+        transport = streamable_http_client(mcp_url, http_client=http)
+        async with (
+            Client(transport, read_timeout_seconds=120) as ours,
+            Client(peer, read_timeout_seconds=120) as theirs,
+        ):
+
+            async def chatmem(topic: str) -> tuple[float, int]:
+                started = time.perf_counter()
+                result = await ours.call_tool("recall", {"topic": topic})
+                took = time.perf_counter() - started
+                assert not result.is_error, result
+                check_chatmem(topic, result.structured_content, own)
+                return took, len(json.dumps(result.structured_content))
+
+            async def peer_call(topic: str) -> tuple[float, int]:
+                started = time.perf_counter()
+                result = await theirs.call_tool("search_nodes", {"query": topic})
+                took = time.perf_counter() - started
+                assert not result.is_error, result
+                check_peer(topic, result.structured_content)
+                return took, len(json.dumps(result.structured_content))
+
+            for topic in TOPICS:  # warm-up: caches, connections, the JIT
+                for _ in range(3):
+                    await chatmem(topic)
+                    await peer_call(topic)
+            for topic in TOPICS:
+                ours_s, theirs_s, ours_b, theirs_b = [], [], 0, 0
+                for _ in range(calls):
+                    took, ours_b = await chatmem(topic)
+                    ours_s.append(took)
+                    took, theirs_b = await peer_call(topic)
+                    theirs_s.append(took)
+                results[topic] = (ours_s, theirs_s, ours_b, theirs_b)
+    return results
+
+
+def main() -> None:
+    args = arguments(
+        __doc__ or "",
+        lambda parser: parser.add_argument(
+            "--calls", type=int, default=30, help="calls per topic and server (interleaved)"
+        ),
+    )
+    if shutil.which("npm") is None:
+        raise SystemExit("npm is needed to install the peer server")
+    work = Path(tempfile.mkdtemp(prefix="chatmem-peer-"))
+    try:
+        url = args.database_url or f"sqlite:///{work}/bench.db"
+        name = "postgresql" if url.startswith("postgresql") else "sqlite"
+        peer_js = install_peer(work / "peer")
+        graph = work / "memory.jsonl"
+        peer_file(graph)
+        token, own = seed_chatmem(url, work / "instance")
+        port = free_port()
+        demo = start_demo(url, work / "instance", port)
+        try:
+            idle = rss_mib(demo.pid)
+            peer = StdioServerParameters(
+                command="node", args=[str(peer_js)], env={"MEMORY_FILE_PATH": str(graph)}
+            )
+            results = asyncio.run(
+                compare(f"http://127.0.0.1:{port}/chatmem/mcp", token, peer, own, args.calls)
+            )
+            cached = rss_mib(demo.pid)
+        finally:
+            demo.terminate()
+            demo.wait(timeout=30)
+        for topic, (ours_s, theirs_s, ours_b, theirs_b) in results.items():
+            kind, holding = TOPICS[topic]
+            ours, theirs = statistics.median(ours_s), statistics.median(theirs_s)
+            line(
+                f"peer {kind} topic={topic!r} [{name}]",
+                f"{theirs / ours:.1f}x  (chatmem p50 {ms(ours)}, p95 {ms(percentile(ours_s, 95))}; "
+                f"peer p50 {ms(theirs)}, p95 {ms(percentile(theirs_s, 95))})",
+                f"{holding:,} of {ENTRIES:,} entries hold it; answers: chatmem {ours_b:,} bytes "
+                f"(<= {PAGE} entries + total + cursor, {RECORDS} of {SESSIONS:,} session records), "
+                f"peer {theirs_b:,} bytes (every match); {args.calls} calls each, interleaved",
+                ">= 10x",
+            )
+        line(
+            f"chatmem-demo RSS [{name}]",
+            f"{cached:.0f} MiB",
+            f"one waitress process after the calls, {ENTRIES:,} approved entries cached and "
+            f"indexed; {idle:.0f} MiB before its first request",
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

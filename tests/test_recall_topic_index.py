@@ -1,0 +1,77 @@
+"""recall's topic search over the cached approved guidance answers what the scan answers."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from chatmem.memory import guidance, topic_index
+from chatmem.memory import recall as recall_queries
+from chatmem.memory.models import Guidance
+from chatmem.text import for_agents_record
+from tests.test_recall_index import _seed, _topics
+
+
+def _cached(memory: Any) -> Any:
+    return memory.approved_guidance(memory.snapshot())
+
+
+def _as_agents_see(answer: dict[str, Any]) -> dict[str, Any]:
+    """The scan's answer shaped as the tool shapes it (the cache holds shaped entries)."""
+    shaped = [for_agents_record(g, guidance.WRITTEN) for g in answer["guidance"]]
+    return {**answer, "guidance": shaped}
+
+
+def test_the_cached_search_equals_the_scan_on_every_topic_type_and_page(
+    memory: Any, db: Any
+) -> None:
+    rng = random.Random(20261201)
+    topics = _topics(rng, _seed(db, rng))
+    approved = _cached(memory)
+    found = 0
+    for topic in topics:
+        for type in (None, "guardrail", "fact", "convention", "instruction"):
+            filters = {"topic": topic, "type": type, "limit": 5, "guidance_limit": 3}
+            scanned = recall_queries.recall(db, scan=True, **filters)
+            cached = recall_queries.recall(db, approved=approved, **filters)
+            assert cached == _as_agents_see(scanned), (topic, type)
+            # Page on to the end: the same pages, the same cursors.
+            while scanned["cursor"] is not None:
+                filters["cursor"] = scanned["cursor"]
+                scanned = recall_queries.recall(db, scan=True, **filters)
+                cached = recall_queries.recall(db, approved=approved, **filters)
+                assert cached == _as_agents_see(scanned), (topic, type, filters["cursor"])
+            found += scanned["guidance_total"] > 0
+    assert found > len(topics)  # the topics do find entries
+    assert topic_index.for_cache(db, approved) is topic_index.for_cache(db, approved)
+
+
+def test_a_topic_the_index_cannot_hold_goes_to_the_database(memory: Any, db: Any) -> None:
+    if db.engine.dialect.name == "postgresql":
+        pytest.skip("PostgreSQL text cannot hold NUL (every channel refuses it before recall)")
+    _seed(db, random.Random(7))
+    approved = _cached(memory)
+    topic = "a\x00b"
+    assert not topic_index.searchable(topic)
+    cached = recall_queries.recall(db, approved=approved, topic=topic)
+    assert cached == recall_queries.recall(db, scan=True, topic=topic)
+    assert cached["guidance_total"] == 0
+
+
+def test_entries_changed_behind_the_cache_send_the_search_to_the_database(
+    memory: Any, db: Any
+) -> None:
+    _seed(db, random.Random(11))
+    approved = _cached(memory)
+    # Approved without bumping the revision: the cache no longer holds every active entry.
+    pending = db.session.query(Guidance).filter(Guidance.status != "publish").first()
+    pending.status, pending.enabled, pending.text = "publish", True, "behind the cache zyx"
+    pending.approved_at = pending.created_at
+    db.session.commit()
+
+    assert topic_index.for_cache(db, approved) is None
+    answer = recall_queries.recall(db, approved=approved, topic="ZYX")
+    assert [g["id"] for g in answer["guidance"]] == [pending.id]
+    assert answer == recall_queries.recall(db, scan=True, topic="zyx")

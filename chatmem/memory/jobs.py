@@ -70,7 +70,13 @@ def for_ended(session: Session, transcript: str | None, *, now: datetime) -> Sum
     its job is recorded as finished, `digest_only`, and no worker claims it.
     """
     if session.change_count == 0 and not transcript:
-        return SummaryJob(session_id=session.id, status=DIGEST_ONLY, next_run_at=now)
+        return SummaryJob(
+            session_id=session.id,
+            status=DIGEST_ONLY,
+            outcome=DIGEST_ONLY,  # the Cost card's "provider calls saved" counts these
+            next_run_at=now,
+            finished_at=now,
+        )
     return SummaryJob(session_id=session.id, transcript=transcript, next_run_at=now)
 
 

@@ -292,14 +292,10 @@ class MemoryCore(HostHooks):
         session_id: str | None = None,
         session_key: str | None = None,
         channel: str = "python",
-        snapshot: _settings.Snapshot | None = None,
         read_only: bool = False,
     ) -> dict[str, Any]:
         """Run a tool through the one dispatch path; raises ChatmemError.
 
-        `snapshot` is for the MCP and REST endpoints: the state row they read
-        for this very request (to check its token), so the call need not read
-        it again. Anything older would check the call against stale guardrails.
         `read_only=True` (a read-only token's calls) refuses any tool that is
         not read-only with `forbidden`. `session_key` is a client's own name for
         its session (see `sessions.for_client`), used when no `session_id` is given.
@@ -307,18 +303,15 @@ class MemoryCore(HostHooks):
         dispatcher = self._state().dispatcher
         context = self.context_for(user, channel=channel, session_id=session_id or None)
         context.session_key = session_key
-        context.snapshot = snapshot
         context.read_only = read_only
         try:
             return dispatcher.call(name, arguments, context)
         finally:
             _upkeep.fire(self.db, self)  # what the call committed; a held call raised after it
 
-    def visible_tools(
-        self, user: Any, *, read_only: bool = False, snapshot: _settings.Snapshot | None = None
-    ) -> list[Tool]:
+    def visible_tools(self, user: Any, *, read_only: bool = False) -> list[Tool]:
         """The tools this caller may call now: what tools/list, REST and the chat offer."""
-        enabled = (snapshot or self.snapshot()).memory_enabled
+        enabled = self.snapshot().memory_enabled
         return self.registry.visible_to(
             user, self.permissions, memory_enabled=enabled, read_only=read_only
         )

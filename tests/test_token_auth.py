@@ -135,18 +135,11 @@ def test_a_deactivated_user_is_refused(
     assert refusal(app, f"Bearer {plain}") == {"code": "unauthorized", "message": tokens.NOT_VALID}
 
 
-def test_a_host_checks_a_token_from_python_without_a_state_row(
-    memory: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`tokens.authenticate(memory, header)` for a host's own API: no per-revision cache."""
+def test_a_host_checks_a_token_from_python(memory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tokens.authenticate(memory, header)` for a host's own API."""
     row, plain = tokens.issue(memory, USERS["editor"], name="host", read_only=True)
     who = tokens.authenticate(memory, f"Bearer {plain}")
-    assert (who.user.username, who.token_id, who.snapshot, who.read_only) == (
-        "editor",
-        row.id,
-        None,
-        True,
-    )
+    assert (who.user.username, who.token_id, who.read_only) == ("editor", row.id, True)
     monkeypatch.setattr(USERS["editor"], "is_active", False)
     with pytest.raises(Unauthorized) as refused:
         tokens.authenticate(memory, f"Bearer {plain}")

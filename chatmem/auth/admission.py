@@ -19,14 +19,11 @@ from .tokens import Bearer, authenticate
 
 if TYPE_CHECKING:
     from ..core import MemoryCore
-    from ..memory.settings import Snapshot
 
 
-def admit(
-    memory: MemoryCore, authorization: str | None, snapshot: Snapshot | None = None
-) -> Bearer:
+def admit(memory: MemoryCore, authorization: str | None) -> Bearer:
     """The token's user, counted against the token's rate limit (Unauthorized, RateLimited)."""
-    who = authenticate(memory, authorization, snapshot or memory.snapshot())
+    who = authenticate(memory, authorization)
     ratelimit.charge("token", who.token_id, _per_minute(memory))
     return who
 

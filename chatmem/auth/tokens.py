@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from flask_sqlalchemy import SQLAlchemy
 
     from ..core import MemoryCore
-    from ..memory.settings import Snapshot
 
 log = logging.getLogger("chatmem")
 
@@ -90,8 +89,6 @@ class Bearer:
 
     user: Any
     token_id: int
-    # The state row as read for this request; the call it makes reuses it.
-    snapshot: Snapshot | None = None
     # A read-only token: only read-only tools are listed or callable.
     read_only: bool = False
 
@@ -278,19 +275,17 @@ def revoke_user(db: SQLAlchemy, user_id: str) -> int:
     return count
 
 
-def authenticate(
-    memory: MemoryCore, authorization: str | None, snapshot: Snapshot | None = None
-) -> Bearer:
+def authenticate(memory: MemoryCore, authorization: str | None) -> Bearer:
     """The user behind an `Authorization: Bearer cm_...` header, or Unauthorized.
 
     An unknown, revoked or expired token, one whose user no longer exists and
     one whose user is no longer the user it was made for all get the same
-    answer, so the response says nothing about which it was. With `snapshot`
-    (the state row read for this request) a token this worker has already
-    seen valid at that revision is not read again.
+    answer, so the response says nothing about which it was. A token this
+    worker has already seen valid at the request's revision (`memory.snapshot()`,
+    read once per request) is not read again.
     """
     plain = _bearer_token(authorization)
-    token = _known_token(memory, hash_token(plain), snapshot)
+    token = _known_token(memory, hash_token(plain))
     now = utcnow()
     if token.expires_at is not None and now >= token.expires_at:
         raise Unauthorized(NOT_VALID)
@@ -303,7 +298,7 @@ def authenticate(
         )
         memory.db.session.commit()
         token.last_used_at = now
-    return Bearer(user=user, token_id=token.token_id, snapshot=snapshot, read_only=token.read_only)
+    return Bearer(user=user, token_id=token.token_id, read_only=token.read_only)
 
 
 def _bearer_token(authorization: str | None) -> str:
@@ -314,10 +309,10 @@ def _bearer_token(authorization: str | None) -> str:
     return plain
 
 
-def _known_token(memory: MemoryCore, token_hash: str, snapshot: Snapshot | None) -> KnownToken:
-    """The token's row, from this worker's cache at the snapshot's revision or the database."""
-    known = memory.known_tokens(snapshot) if snapshot is not None else None
-    token = known.get(token_hash) if known is not None else None
+def _known_token(memory: MemoryCore, token_hash: str) -> KnownToken:
+    """The token's row, from this worker's cache at the request's revision or the database."""
+    known = memory.known_tokens(memory.snapshot())
+    token = known.get(token_hash)
     if token is not None:
         return token
     row = reads.first(memory.db, _BY_HASH, {"token_hash": token_hash})
@@ -331,10 +326,9 @@ def _known_token(memory: MemoryCore, token_hash: str, snapshot: Snapshot | None)
         row.expires_at,
         bool(row.read_only),
     )
-    if known is not None:
-        if len(known) >= KNOWN_MAX:
-            known.clear()
-        known[token_hash] = token
+    if len(known) >= KNOWN_MAX:
+        known.clear()
+    known[token_hash] = token
     return token
 
 

@@ -44,9 +44,7 @@ def _unexpected(error: Exception) -> Response:
 
 def visible_tools(who: Bearer) -> list[Tool]:
     """The tools this token may call right now (its user's, narrowed by its scope)."""
-    return list(
-        current_memory().visible_tools(who.user, read_only=who.read_only, snapshot=who.snapshot)
-    )
+    return list(current_memory().visible_tools(who.user, read_only=who.read_only))
 
 
 def describe(tool: Tool, server_name: str) -> dict[str, Any]:
@@ -87,7 +85,6 @@ def call_tool(name: str) -> Response:
             user=who.user,
             session_key=session_key(),
             channel="rest",
-            snapshot=who.snapshot,
             read_only=who.read_only,
         )
     )

@@ -97,9 +97,7 @@ def list_tools(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
     if params.get("cursor") is not None:
         # Every tool fits on one page, so no cursor we could have issued exists.
         raise RpcError(INVALID_PARAMS, "Invalid cursor: tools/list has a single page.")
-    visible = caller.memory.visible_tools(
-        caller.user, read_only=caller.read_only, snapshot=caller.snapshot
-    )
+    visible = caller.memory.visible_tools(caller.user, read_only=caller.read_only)
     tools = [describe_tool(t) for t in visible]
     return uncached(caller, {"tools": tools})
 
@@ -129,7 +127,6 @@ def call_tool(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
             session_id=caller.session_id,
             session_key=caller.session_key,
             channel="mcp",
-            snapshot=caller.snapshot,
             read_only=caller.read_only,
         )
     except NotFound as error:

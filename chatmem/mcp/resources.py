@@ -90,8 +90,7 @@ def _may_read(caller: Caller) -> None:
             "Reading project memory needs the capability of the recall tool.",
             details={"capability": recall.capability if recall else None},
         )
-    snapshot = caller.snapshot or memory.snapshot()
-    if not snapshot.memory_enabled:
+    if not memory.snapshot().memory_enabled:
         raise MemoryDisabled("Project memory is switched off on this site.")
 
 
@@ -121,7 +120,7 @@ def _approved_entry(caller: Caller, uri: str) -> dict[str, Any] | None:
         return None
     wanted = int(found[1])
     # The per-revision cache: approved, enabled, already through the text rules.
-    approved = caller.memory.approved_guidance(caller.snapshot or caller.memory.snapshot())
+    approved = caller.memory.approved_guidance(caller.memory.snapshot())
     return next((entry for entry in approved.items if entry["id"] == wanted), None)
 
 

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .core import MemoryCore
-    from .memory.settings import Snapshot
 
 HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
 MODERN_VERSIONS = ("2026-07-28",)
@@ -84,7 +83,6 @@ class Caller:
     # The handshake-era session, or the key the dispatcher groups a token's calls by.
     session_id: str | None = None
     session_key: str | None = None
-    snapshot: Snapshot | None = None  # the state row read for this request
     read_only: bool = False  # a read-only token: read-only tools only
 
 

@@ -252,7 +252,6 @@ def _handshake(who: Bearer, request_id: Any, method: str, params: dict[str, Any]
         modern=False,
         session_id=session_id,
         session_key=None if session_id else mcp_sessions.token_key(who.token_id),
-        snapshot=who.snapshot,
         read_only=who.read_only,
     )
     try:
@@ -278,7 +277,6 @@ def _modern(
             user=who.user,
             modern=True,
             session_key=mcp_sessions.token_key(who.token_id),
-            snapshot=who.snapshot,
             read_only=who.read_only,
         )
         result = protocol.handle(caller, method, params)

@@ -178,7 +178,33 @@ def _session_gone(request_id: Any) -> Response:
     )
 
 
+class _Refused(Exception):
+    """A message the transport answers itself, before any method runs."""
+
+    def __init__(self, response: Response) -> None:
+        self.response = response
+
+
 def dispatch(who: Bearer, body: bytes) -> Response:
+    """One JSON-RPC message: checked, placed in its era, answered."""
+    try:
+        message = _message(body)
+        method, version = message["method"], header("MCP-Protocol-Version")
+        modern = _is_modern(method, version)
+        if "id" not in message:  # a notification: accepted, nothing to answer
+            if modern and version not in rpc.MODERN_VERSIONS:
+                return rpc_error(None, rpc.unsupported_version(version), 400)
+            return Response(status=202)
+        request_id, params = _request_id_and_params(message)
+    except _Refused as refused:
+        return refused.response
+    if modern:
+        return _modern(who, request_id, method, params, version)
+    return _handshake(who, request_id, method, params)
+
+
+def _message(body: bytes) -> dict[str, Any]:
+    """The body as one JSON-RPC 2.0 message (a dict with a string `method`), or _Refused."""
     try:
         # Bounded parse only: a tool call's argument values (NUL, 2^63...) are
         # the dispatcher's to refuse, as a tool result the model can read.
@@ -186,47 +212,59 @@ def dispatch(who: Bearer, body: bytes) -> Response:
     except NotJson as error:
         not_json = error.details.get("reason") == "not_json"
         message_text = "the body is not JSON." if not_json else error.message
-        return rpc_error(None, RpcError(rpc.PARSE_ERROR, f"Parse error: {message_text}"), 400)
+        raise _Refused(
+            rpc_error(None, RpcError(rpc.PARSE_ERROR, f"Parse error: {message_text}"), 400)
+        ) from None
     if not isinstance(message, dict):
-        return rpc_error(
-            None,
-            RpcError(rpc.INVALID_REQUEST, "Send one JSON-RPC message per request (no batches)."),
-            400,
+        raise _Refused(
+            rpc_error(
+                None,
+                RpcError(
+                    rpc.INVALID_REQUEST, "Send one JSON-RPC message per request (no batches)."
+                ),
+                400,
+            )
         )
-    method = message.get("method")
-    version = header("MCP-Protocol-Version")
-    if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
-        return rpc_error(
-            message.get("id") if _valid_id(message.get("id")) else None,
-            RpcError(rpc.INVALID_REQUEST, "Not a JSON-RPC 2.0 request or notification."),
-            400,
+    if message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
+        raise _Refused(
+            rpc_error(
+                message.get("id") if _valid_id(message.get("id")) else None,
+                RpcError(rpc.INVALID_REQUEST, "Not a JSON-RPC 2.0 request or notification."),
+                400,
+            )
         )
-    # A version from no era we know takes the stateless path, which says so
-    # (-32022); only `initialize` ignores one (older clients send any). A request
-    # declaring 2026-07-28 is that era's, `initialize` included: it has none.
+    return message
+
+
+def _is_modern(method: str, version: str | None) -> bool:
+    """Whether the message takes the 2026-07-28 (stateless) path.
+
+    A version from no era we know takes the stateless path, which says so
+    (-32022); only `initialize` ignores one (older clients send any). A request
+    declaring 2026-07-28 is that era's, `initialize` included: it has none.
+    """
     unplaced = version is not None and version not in rpc.ALL_VERSIONS
-    modern = (
+    return (
         method == "server/discover"
         or version in rpc.MODERN_VERSIONS
         or (unplaced and method != "initialize")
     )
-    if "id" not in message:  # a notification: accepted, nothing to answer
-        if modern and version not in rpc.MODERN_VERSIONS:
-            return rpc_error(None, rpc.unsupported_version(version), 400)
-        return Response(status=202)
+
+
+def _request_id_and_params(message: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     request_id = message["id"]
     if not _valid_id(request_id):
-        return rpc_error(None, RpcError(rpc.INVALID_REQUEST, "id must be a string or number."), 400)
+        raise _Refused(
+            rpc_error(None, RpcError(rpc.INVALID_REQUEST, "id must be a string or number."), 400)
+        )
     params = message.get("params", {})
     if params is None:
         params = {}
     if not isinstance(params, dict):
-        return rpc_error(
-            request_id, RpcError(rpc.INVALID_REQUEST, "params must be an object."), 400
+        raise _Refused(
+            rpc_error(request_id, RpcError(rpc.INVALID_REQUEST, "params must be an object."), 400)
         )
-    if modern:
-        return _modern(who, request_id, method, params, version)
-    return _handshake(who, request_id, method, params)
+    return request_id, params
 
 
 def _valid_id(value: Any) -> bool:

@@ -65,7 +65,7 @@ def served_database(
     URL, plain token); the workers also find the database through
     CHATMEM_BENCH_DATABASE_URL (see bench/http_host.py).
     """
-    from chatmem import tokens
+    from chatmem.auth import tokens
 
     app = migrated_app(database_url)
     with app.app_context():

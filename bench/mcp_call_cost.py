@@ -25,7 +25,7 @@ CALLS = 900
 
 def main() -> None:
     args = arguments(__doc__ or "")
-    from chatmem import tokens
+    from chatmem.auth import tokens
 
     app = migrated_app(args.database_url)
     app.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 0

@@ -88,7 +88,7 @@ TARGETS = {
     "redaction": Target("chatmem/redaction.py", ("tests/test_text.py", "tests/test_redaction.py")),
     # Token authentication: hashing, expiry, binding to the user, revocation, the cache.
     "tokens": Target(
-        "chatmem/tokens.py",
+        "chatmem/auth/tokens.py",
         (
             "tests/test_tokens.py",
             "tests/test_token_binding.py",

@@ -6,12 +6,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import click
-from flask import current_app
 from flask.cli import AppGroup
 
-from . import tokens
+from .auth import tokens
 from .cli_guidance import guidance_cli
 from .cli_transfer import export, import_
+from .core import current_memory
 from .errors import ChatmemError, NotFound
 from .memory.models import utcnow
 
@@ -21,14 +21,10 @@ chatmem_cli.add_command(export)
 chatmem_cli.add_command(import_)
 
 
-def _memory():  # type: ignore[no-untyped-def]
-    return current_app.extensions["chatmem"].memory
-
-
 @chatmem_cli.command("create-tables")
 def create_tables() -> None:
     """Create chatmem's tables on the app's database (the same as `db upgrade`)."""
-    _memory().upgrade_db()
+    current_memory().upgrade_db()
     click.echo("chatmem tables are ready.")
 
 
@@ -36,7 +32,7 @@ def create_tables() -> None:
 @click.option("--limit", default=100, show_default=True, help="Most summary jobs to run.")
 def sweep(limit: int) -> None:
     """End sessions idle past CHATMEM_SESSION_IDLE_MINUTES and run due summary jobs."""
-    memory = _memory()
+    memory = current_memory()
     ended = memory.sweep()
     click.echo(f"Ended {ended} idle session{'s' if ended != 1 else ''}.")
     stats = memory.run_due_jobs(limit=limit)
@@ -63,7 +59,7 @@ chatmem_cli.add_command(token_cli)
 )
 def token_create(username: str, name: str, expires_days: int | None, read_only: bool) -> None:
     """Create an API token for USERNAME and print it (it is shown only this once)."""
-    memory = _memory()
+    memory = current_memory()
     user = _user(memory, username)
     try:
         token, plain = tokens.issue(
@@ -89,9 +85,9 @@ def token_create(username: str, name: str, expires_days: int | None, read_only: 
 @click.argument("username", required=False)
 def token_list(username: str | None) -> None:
     """List API tokens (all, or USERNAME's): never the tokens themselves."""
-    from .extension import user_id_of, user_name_of
+    from .permissions import user_id_of, user_name_of
 
-    memory = _memory()
+    memory = current_memory()
     user_id = user_id_of(_user(memory, username)) if username is not None else None
     rows = tokens.list_tokens(memory.db, user_id=user_id)
     if not rows:
@@ -118,9 +114,9 @@ def token_list(username: str | None) -> None:
 @click.option("--user", "username", default=None, help="Revoke every token of this user.")
 def token_revoke(token_id: int | None, username: str | None) -> None:
     """Revoke token TOKEN_ID, or all of a user's: they stop working at once, on every worker."""
-    memory = _memory()
+    memory = current_memory()
     if username is not None and token_id is None:
-        from .extension import user_id_of
+        from .permissions import user_id_of
 
         count = tokens.revoke_user(memory.db, user_id_of(_user(memory, username)))
         click.echo(f"Revoked {count} token{'s' if count != 1 else ''} of {username}.")
@@ -154,23 +150,25 @@ def db_group() -> None:
 @click.argument("revision", default="head")
 def db_upgrade(revision: str) -> None:
     """Create or update chatmem's tables on the app's database."""
-    _memory().upgrade_db(revision)
-    click.echo(f"chatmem database is at {_migrate().current(_memory().db.engine)}.")
+    current_memory().upgrade_db(revision)
+    click.echo(f"chatmem database is at {_migrate().current(current_memory().db.engine)}.")
 
 
 @db_group.command("downgrade")
 @click.argument("revision", default="-1")
 def db_downgrade(revision: str) -> None:
     """Step chatmem's tables back (default: one revision; `base` removes them)."""
-    _migrate().downgrade(_memory().db.engine, revision)
-    click.echo(f"chatmem database is at {_migrate().current(_memory().db.engine) or 'base'}.")
+    _migrate().downgrade(current_memory().db.engine, revision)
+    click.echo(
+        f"chatmem database is at {_migrate().current(current_memory().db.engine) or 'base'}."
+    )
 
 
 @db_group.command("current")
 def db_current() -> None:
     """Print the revision chatmem's tables are at, and the newest one shipped."""
     migrate = _migrate()
-    click.echo(f"current: {migrate.current(_memory().db.engine) or 'none'}")
+    click.echo(f"current: {migrate.current(current_memory().db.engine) or 'none'}")
     click.echo(f"head: {migrate.head()}")
 
 
@@ -183,7 +181,7 @@ def db_revision(message: str, empty: bool) -> None:
     Run it against a database upgraded to head; the new file lands in
     chatmem/migrations/versions/ for review.
     """
-    _migrate().revision(_memory().db.engine, message, autogenerate=not empty)
+    _migrate().revision(current_memory().db.engine, message, autogenerate=not empty)
 
 
 def _migrate():  # type: ignore[no-untyped-def]

@@ -13,15 +13,13 @@ import getpass
 import os
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 import click
-from flask import current_app
 from flask.cli import AppGroup
 
 from . import text as text_rules
+from .core import current_memory
 from .errors import ChatmemError
-from .extension import actor_name
 from .memory import guidance, listing
 from .memory.models import Guidance
 
@@ -41,10 +39,6 @@ def cli_actor() -> str:
     return f"{guidance.CLI_ACTOR_PREFIX}{name}"[:64]
 
 
-def _memory() -> Any:
-    return current_app.extensions["chatmem"].memory
-
-
 @guidance_cli.command("list")
 @click.option(
     "--status",
@@ -56,7 +50,7 @@ def _memory() -> Any:
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000))
 def list_guidance(status: str, limit: int) -> None:
     """List guidance entries with one status, newest first."""
-    db = _memory().db
+    db = current_memory().db
     entries, total = listing.by_status(db, status, limit=limit)
     if not entries:
         click.echo(f"No {status} guidance.")
@@ -75,13 +69,14 @@ def list_guidance(status: str, limit: int) -> None:
 @click.argument("entry_id", type=int)
 def show(entry_id: int) -> None:
     """Show one entry in full, with its audit trail."""
-    memory = _memory()
+    memory = current_memory()
     entry = _get(entry_id)
     click.echo(_describe(entry))
     for event in guidance.events(memory.db, entry.id):
         reason = guidance.reason_of(event)
+        actor = memory.permissions.actor_name(event.actor_id)
         click.echo(
-            f"  {_when(event.at)}  {event.action}  by {actor_name(memory, event.actor_id)}"
+            f"  {_when(event.at)}  {event.action}  by {actor}"
             + (f"  (reason: {_plain(reason)})" if reason else "")
         )
 
@@ -113,16 +108,16 @@ def _act(entry_id: int, doing: str, step: Callable[..., Guidance], done: str) ->
     entry = _get(entry_id)
     click.echo(f"{doing}:\n{_describe(entry)}")
     try:
-        step(_memory().db, entry.id, actor_id=cli_actor(), expected_version=entry.version)
+        step(current_memory().db, entry.id, actor_id=cli_actor(), expected_version=entry.version)
     except ChatmemError as error:
-        _memory().db.session.rollback()
+        current_memory().db.session.rollback()
         raise click.ClickException(error.message) from None
     click.echo(f"#{entry_id} {done}.")
 
 
 def _get(entry_id: int) -> Guidance:
     try:
-        return guidance.get(_memory().db, entry_id)
+        return guidance.get(current_memory().db, entry_id)
     except ChatmemError as error:
         raise click.ClickException(error.message) from None
 

@@ -8,20 +8,15 @@ the same function as the Memory screen's Import button (`memory/transfer.py`).
 from __future__ import annotations
 
 import json
-from typing import IO, Any
+from typing import IO
 
 import click
-from flask import current_app
 from flask.cli import with_appcontext
 
 from .cli_guidance import STATUSES, cli_actor
+from .core import current_memory
 from .errors import ChatmemError
-from .extension import actor_name
 from .memory import transfer
-
-
-def _memory() -> Any:
-    return current_app.extensions["chatmem"].memory
 
 
 @click.command("export")
@@ -35,12 +30,12 @@ def _memory() -> Any:
 )
 def export(statuses: tuple[str, ...]) -> None:
     """Print guidance, its provenance and audit trail as JSON (redirect it to a file)."""
-    memory = _memory()
+    memory = current_memory()
     document = transfer.export_document(
         memory.db,
         statuses or STATUSES,
         server_name=memory.server_name,
-        name_of=lambda actor: actor_name(memory, actor),
+        name_of=memory.permissions.actor_name,
     )
     click.echo(json.dumps(document, ensure_ascii=False, indent=2))
     count = len(document["entries"])
@@ -58,7 +53,7 @@ def export(statuses: tuple[str, ...]) -> None:
 )
 def import_(file: IO[bytes], as_pending: bool) -> None:
     """Add the entries of FILE (a `flask chatmem export`); all or nothing, never overwrites."""
-    memory = _memory()
+    memory = current_memory()
     try:
         result = transfer.import_document(
             memory.db, transfer.parse(file.read()), actor_id=cli_actor(), keep_status=not as_pending

@@ -8,8 +8,9 @@ README's configuration table is checked against `SETTINGS` by a test.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from .providers import DEFAULTS as PROVIDER_DEFAULTS
@@ -68,6 +69,16 @@ def positive_number(value: str) -> float:
         number = 0.0
     if not number > 0 or number == float("inf"):
         raise ValueError("a number of seconds above 0")
+    return number
+
+
+def seconds_or_off(value: str) -> float:
+    try:
+        number = float(value.strip())
+    except ValueError:
+        number = -1.0
+    if not 0 <= number < float("inf"):
+        raise ValueError("a number of seconds, 0 or more")
     return number
 
 
@@ -214,7 +225,9 @@ SETTINGS: dict[str, Setting] = {
         integer(1),
     ),
     "CHATMEM_BACKGROUND_SWEEP_SECONDS": Setting(
-        0, "Seconds between in-process sweeps (idle sessions and due jobs); 0 turns it off."
+        0,
+        "Seconds between in-process sweeps (idle sessions and due jobs); 0 turns it off.",
+        seconds_or_off,
     ),
     "CHATMEM_UPGRADE_URL": Setting(
         "",
@@ -234,23 +247,72 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
 }
 
 
-RECALL_SESSIONS = ("own", "site")
-
-
 def apply_defaults(config: dict[str, Any]) -> None:
     for key, setting in SETTINGS.items():
         config.setdefault(key, setting.default)
-    if config["CHATMEM_RECALL_SESSIONS"] not in RECALL_SESSIONS:
-        # Fail at start-up: a typo here must not quietly share private records.
-        raise ValueError(
-            f"CHATMEM_RECALL_SESSIONS must be one of {', '.join(RECALL_SESSIONS)}, "
-            f"not {config['CHATMEM_RECALL_SESSIONS']!r}."
-        )
 
 
 def read(config: Mapping[str, Any], key: str) -> Any:
     """A setting's value, falling back to its documented default."""
     return config.get(key, SETTINGS[key].default)
+
+
+def coerce(key: str, value: Any) -> Any:
+    """A configured value as its setting's type; ValueError says what it expects.
+
+    Text is parsed as the environment's is; a Python value is checked by the
+    same parser, so `CHATMEM_LEDGER_VALUE_MAX = 0` fails like `"0"` does.
+    """
+    setting = SETTINGS[key]
+    if value is None and setting.default is None:
+        return None
+    if isinstance(value, bool) and isinstance(setting.default, bool):
+        return value
+    if isinstance(value, list | tuple):
+        value = ", ".join(str(item) for item in value)
+    return setting.from_text(value if isinstance(value, str) else str(value))
+
+
+class Settings(Mapping[str, Any]):
+    """Every CHATMEM_* setting, read from the app's config once, typed and checked.
+
+    Built by `init_app` (and `ChatMemory.reload_settings`), so a bad value
+    fails at start-up with its key named instead of in the middle of a request.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        values: dict[str, Any] = {}
+        errors: dict[str, str] = {}
+        for key in SETTINGS:
+            raw = read(config, key)
+            try:
+                values[key] = coerce(key, raw)
+            except ValueError as error:
+                errors[key] = f"{key} must be {error}, not {raw!r}"
+        if errors:
+            raise ConfigError(errors)
+        self._values = values
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    @property
+    def ledger_value_max(self) -> int:
+        return int(self._values["CHATMEM_LEDGER_VALUE_MAX"])
+
+    @property
+    def ask_grant_minutes(self) -> int:
+        return int(self._values["CHATMEM_ASK_GRANT_MINUTES"])
+
+    @property
+    def session_idle(self) -> timedelta:
+        return timedelta(minutes=self._values["CHATMEM_SESSION_IDLE_MINUTES"])
 
 
 def from_environ(

@@ -1,12 +1,7 @@
-"""Tools, the registry, and the one dispatch path every call takes.
+"""Tools as data, the registry, and the validation every call's arguments pass.
 
-    lookup -> module switch -> validate + canonicalise -> capability + token scope
-           -> guardrails -> run -> ledger
-
-Every channel (the chat loop, MCP, REST, Python) is a thin translation to
-`ToolRegistry.call`, so validation, permissions, guardrails and the ledger
-can never differ between them. chatmem's own memory tools are registered
-here exactly like a host's tools.
+chatmem's own memory tools are registered here exactly like a host's tools;
+`dispatch.py` is the path every call then takes.
 """
 
 from __future__ import annotations
@@ -16,28 +11,22 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from . import inputs, text
 from .errors import (
-    ApprovalRequired,
-    BlockedByMemory,
-    ChatmemError,
-    Forbidden,
     InvalidParams,
-    MemoryDisabled,
-    NotFound,
-    ToolFailed,
-    Unauthorized,
 )
-from .memory import held, ledger, sessions
-from .memory.guardrails import Rule, tool_slug
+from .memory.guardrails import tool_slug
 
 if TYPE_CHECKING:
-    from .extension import ChatMemory
+    from flask_sqlalchemy import SQLAlchemy
+
+    from .memory.recall_page import Ordered
+    from .memory.screening import Flag
     from .memory.settings import Snapshot
 
 log = logging.getLogger("chatmem")
@@ -48,16 +37,39 @@ NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _INTEGER_TEXT = re.compile(r"\s*[+]?\d{1,19}\s*")
 
 
+class ToolHost(Protocol):
+    """What a tool may ask of chatmem through its context (ChatMemory has all of it)."""
+
+    db: SQLAlchemy
+
+    def config(self, key: str) -> Any: ...
+
+    def can(self, user: Any, capability: str) -> bool: ...
+
+    def approved_guidance(self, snapshot: Snapshot) -> Ordered[dict[str, Any]]: ...
+
+    def screen(
+        self,
+        fields: dict[str, Any],
+        *,
+        entry_id: int | None = None,
+        snapshot: Snapshot | None = None,
+    ) -> list[Flag]: ...
+
+
 @dataclass
 class CallContext:
     """Who is calling, from where, in which session; handed to tools that ask."""
 
-    memory: ChatMemory
+    memory: ToolHost
     user: Any
     user_id: str
     user_name: str
     channel: str
     session_id: str | None = None
+    # A client's own name for its session (a REST `X-Chatmem-Session` header,
+    # an MCP token's calls): the dispatcher finds or starts the session.
+    session_key: str | None = None
     # The state this call is checked against: read by the dispatcher unless
     # the endpoint read it for this request already. A tool can use the
     # per-revision caches with it without reading the state again.
@@ -165,170 +177,19 @@ class ToolRegistry:
         listed = [t for t in self._tools.values() if include_memory or not t.memory]
         return sorted(listed, key=lambda t: (not t.memory, t.name))
 
-    def call(self, name: str, arguments: Any, context: CallContext) -> dict[str, Any]:
-        try:
-            return self._call(name, arguments, context)
-        finally:
-            context.snapshot = None  # a reused context must not carry it to a later call
+    def visible_to(
+        self, user: Any, permissions: Any, *, memory_enabled: bool, read_only: bool = False
+    ) -> list[Tool]:
+        """The tools this caller may call now: what tools/list, REST and the chat offer.
 
-    def _call(self, name: str, arguments: Any, context: CallContext) -> dict[str, Any]:
-        memory = context.memory
-        db = memory.db
-        # 1. lookup
-        tool = self.find(name, memory.server_name)
-        if tool is None:
-            raise NotFound(f"Unknown tool {name!r}.", details={"tool": name})
-        # 2. module switch
-        snapshot = context.snapshot = context.snapshot or memory.snapshot()
-        if tool.memory and not snapshot.memory_enabled:
-            raise MemoryDisabled("Project memory is switched off on this site.")
-        # 3. validate + canonicalise
-        args = validate(tool, arguments)
-        # 4. capability
-        if context.user is None:
-            raise Unauthorized("Sign in or send an API token to call tools.")
-        if not memory.can(context.user, tool.capability):
-            raise Forbidden(
-                f"Calling {tool.name} needs the {tool.capability} capability.",
-                details={"capability": tool.capability},
-            )
-        if context.read_only and not tool.read_only:
-            raise Forbidden(
-                f"This API token has the read-only scope: it may call read-only tools only, "
-                f"and {tool.name} changes things.",
-                details={"scope": "read-only", "tool": tool.name},
-            )
-        capture = snapshot.memory_enabled
-        session = None
-        if context.session_id is not None and capture:
-            found = sessions.get_open(db, context.session_id, user_id=context.user_id)
-            sessions.touch(db, context.session_id, found.last_seen_at)
-        elif capture and not tool.read_only:
-            session = sessions.start(
-                db,
-                user_id=context.user_id,
-                user_name=context.user_name,
-                channel=context.channel,
-                commit=False,
-            )
-            context.session_id = session.id
-        # 5. guardrails: block refuses; ask holds, or runs on a grant
-        granted: held.HeldCall | None = None
-        if capture and not tool.read_only:
-            granted = self._guard(context, tool, args, snapshot)
-        # 6. run
-        kwargs = {**args, "context": context} if tool.wants_context else args
-        try:
-            result = tool.func(**kwargs)
-        except ChatmemError as error:
-            db.session.rollback()
-            self._record_failure(context, tool, args, error)
-            raise
-        except Exception:
-            log.exception("tool %s failed", tool.name)
-            db.session.rollback()
-            failure = ToolFailed(f"The tool {tool.name} failed; the error was logged.")
-            self._record_failure(context, tool, args, failure)
-            raise failure from None
-        # 7. ledger, in the same transaction as the tool's own writes (and the
-        # grant's use: a run that fails rolls back with it, leaving the grant)
-        if granted is not None:
-            detail = f"allowed once: request #{granted.id}"
-            self._record(context, tool, args, "granted-run", None, granted.guidance_id, detail)
-        elif capture and not tool.read_only:
-            self._record(context, tool, args, "ok", None)
-        db.session.commit()
-        return result if isinstance(result, dict) else {"result": result}
-
-    def _guard(
-        self, context: CallContext, tool: Tool, args: dict[str, Any], snapshot: Snapshot
-    ) -> held.HeldCall | None:
-        """Raise the guardrails' refusal (ledgered first); or the grant this call uses.
-
-        An `ask` rule's match goes to `held.gate`: a grant for exactly this
-        call is used up (one conditional UPDATE, in this transaction), or the
-        call is held as a request (`approval_required`), or refused because
-        its request was denied or its grant expired.
+        Memory tools are hidden while Memory is off; a read-only caller sees
+        read-only tools only (the dispatcher refuses the others anyway).
         """
-        memory = context.memory
-        refusal: ChatmemError | None = memory.guardrail_for(tool.name, args, snapshot)
-        if refusal is None:
-            return None
-        if isinstance(refusal, ApprovalRequired):
-            found = refusal.details
-            rule = Rule(found["guidance_id"], found["title"], found["target"], "ask")
-            caller = held.Caller(
-                context.user_id, context.user_name, context.session_id, context.channel
-            )
-            verdict = held.gate(
-                memory.db,
-                rule,
-                tool.name,
-                args,
-                tool.conceal(args),
-                caller,
-                grant_minutes=memory.config("CHATMEM_ASK_GRANT_MINUTES"),
-                max_len=memory.config("CHATMEM_LEDGER_VALUE_MAX"),
-            )
-            if verdict.error is None:
-                return verdict.request
-            refusal = verdict.error
-        outcome = "held" if isinstance(refusal, ApprovalRequired) else "blocked"
-        self._record(context, tool, args, outcome, refusal)
-        memory.db.session.commit()
-        raise refusal
-
-    def _record_failure(
-        self, context: CallContext, tool: Tool, args: dict[str, Any], error: ChatmemError
-    ) -> None:
-        """Ledger a failed write in a fresh transaction (the tool's was rolled back)."""
-        if tool.read_only or not context.memory.snapshot().memory_enabled:
-            return
-        if context.session_id is not None and not sessions.exists(
-            context.memory.db, context.session_id
-        ):
-            context.session_id = None  # an implicit session was rolled back with the tool
-        if context.session_id is None:
-            context.session_id = sessions.start(
-                context.memory.db,
-                user_id=context.user_id,
-                user_name=context.user_name,
-                channel=context.channel,
-                commit=False,
-            ).id
-        self._record(context, tool, args, "error", error)
-        context.memory.db.session.commit()
-
-    def _record(
-        self,
-        context: CallContext,
-        tool: Tool,
-        args: dict[str, Any],
-        outcome: str,
-        error: ChatmemError | None,
-        guidance_id: int | None = None,
-        detail: str | None = None,
-    ) -> None:
-        if isinstance(error, BlockedByMemory | ApprovalRequired):
-            guidance_id = error.details.get("guidance_id")
-            detail = f"guidance #{guidance_id}: {error.details.get('title')}"
-            if "request_id" in error.details:
-                detail += f" (request #{error.details['request_id']})"
-        elif error is not None:
-            detail = error.message
-        ledger.record(
-            context.memory.db,
-            session_id=context.session_id,
-            user_id=context.user_id,
-            channel=context.channel,
-            tool=tool.name,
-            arguments=tool.conceal(args),
-            outcome=outcome,
-            error_code=error.code if error else None,
-            detail=detail,
-            max_len=context.memory.config("CHATMEM_LEDGER_VALUE_MAX"),
-            guidance_id=guidance_id,
-        )
+        return [
+            t
+            for t in self.tools(include_memory=memory_enabled)
+            if permissions.can(user, t.capability) and (t.read_only or not read_only)
+        ]
 
 
 def canonical_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from sqlalchemy import select
 
 from chatmem import ChatmemError
 from tests.demo_client import DemoClient, tool_results
+from tests.hostapp import reconfigure
 
 MCP = "/chatmem/mcp"
 REST = "/chatmem/api/tools"
@@ -24,7 +25,7 @@ SCREEN = "/chatmem/memory"
 
 
 def make_token(app: Flask, username: str) -> str:
-    from chatmem import tokens
+    from chatmem.auth import tokens
     from chatmem.demo.extensions import db
     from chatmem.demo.models import User
 
@@ -37,7 +38,7 @@ class Channels:
     """The demo app reached the way each kind of client reaches it."""
 
     def __init__(self, app: Flask) -> None:
-        app.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 0  # hundreds of calls in a second
+        reconfigure(app, CHATMEM_RATE_LIMIT_PER_MINUTE=0)  # hundreds of calls in a second
         self.app = app
         self.http = app.test_client()
         self.token = make_token(app, "editor")

@@ -76,7 +76,7 @@ def editor() -> Any:
 @pytest.fixture
 def make_token(app: Flask) -> Any:
     """`make_token("editor")` -> a plain API token for that test user (`read_only=True`: scoped)."""
-    from chatmem import tokens
+    from chatmem.auth import tokens
 
     def make(username: str, name: str = "test", *, read_only: bool = False) -> str:
         with app.app_context():

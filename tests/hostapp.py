@@ -176,3 +176,10 @@ def create_host_app(database_url: str, *, seed: bool = True, **config: Any) -> F
         )
         db.session.commit()
     return app
+
+
+def reconfigure(app: Flask, **settings: Any) -> None:
+    """Change CHATMEM_* settings of a running app (chatmem reads them once, at init_app)."""
+    app.config.update(settings)
+    with app.app_context():
+        app.extensions["chatmem"].memory.reload_settings()

@@ -45,7 +45,7 @@ EXAMPLES: dict[str, tuple[str, Any]] = {
     "CHATMEM_JOB_BACKOFF_SECONDS": ("10", 10),
     "CHATMEM_JOB_BACKOFF_MAX_SECONDS": ("600", 600),
     "CHATMEM_JOB_LEASE_SECONDS": ("120", 120),
-    "CHATMEM_BACKGROUND_SWEEP_SECONDS": ("60", 60),
+    "CHATMEM_BACKGROUND_SWEEP_SECONDS": ("0.5", 0.5),
     "CHATMEM_UPGRADE_URL": ("https://example.com/pro", "https://example.com/pro"),
     "CHATMEM_SCREEN_CSP": ("default-src 'self'", "default-src 'self'"),
 }
@@ -67,7 +67,7 @@ INVALID: dict[str, tuple[str, str]] = {
     "CHATMEM_MAX_BODY_BYTES": ("1e6", "a whole number of at least 1"),
     "CHATMEM_RATE_LIMIT_PER_MINUTE": ("ten", "a whole number of at least 0"),
     "CHATMEM_JOB_LEASE_SECONDS": ("0", "a whole number of at least 1"),
-    "CHATMEM_BACKGROUND_SWEEP_SECONDS": ("1.5", "a whole number of at least 0"),
+    "CHATMEM_BACKGROUND_SWEEP_SECONDS": ("-1", "a number of seconds, 0 or more"),
 }
 
 
@@ -190,3 +190,41 @@ def test_an_invalid_environment_stops_the_demo_naming_the_key(
     with pytest.raises(ConfigError, match="DEMO_MAX_TOOL_STEPS must be a whole number"):
         demo_env.delenv("CHATMEM_PROVIDER")
         create_app()
+
+
+def host_app(tmp_path: Path, **settings: Any) -> Flask:
+    from flask_sqlalchemy import SQLAlchemy
+
+    from chatmem import ChatMemory
+
+    app = Flask("host")
+    app.config.update(SQLALCHEMY_DATABASE_URI=f"sqlite:///{tmp_path / 'c.db'}", **settings)
+    db = SQLAlchemy(app)
+    ChatMemory(app, db=db)
+    return app
+
+
+@pytest.mark.parametrize("key", sorted(INVALID))
+def test_init_app_refuses_a_bad_python_value_naming_the_key(key: str, tmp_path: Path) -> None:
+    # The same check for a value the host set in Python as for the environment's text:
+    # it fails at start-up, not in the middle of the first request that reads it.
+    raw, expected = INVALID[key]
+    with pytest.raises(ConfigError) as caught:
+        host_app(tmp_path, **{key: raw})
+    assert str(caught.value) == f"{key} must be {expected}, not {raw!r}"
+
+
+def test_settings_are_read_once_typed_and_reread_on_request(tmp_path: Path) -> None:
+    app = host_app(tmp_path, CHATMEM_RATE_LIMIT_PER_MINUTE="7", CHATMEM_MCP_ALLOWED_ORIGINS=["a"])
+    memory = app.extensions["chatmem"].memory
+    with app.app_context():
+        assert memory.config("CHATMEM_RATE_LIMIT_PER_MINUTE") == 7
+        assert memory.config("CHATMEM_MCP_ALLOWED_ORIGINS") == ("a",)
+        app.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 9
+        assert memory.config("CHATMEM_RATE_LIMIT_PER_MINUTE") == 7, "read once, at init_app"
+        memory.reload_settings()
+        assert memory.config("CHATMEM_RATE_LIMIT_PER_MINUTE") == 9
+        app.config["CHATMEM_LEDGER_VALUE_MAX"] = 0
+        with pytest.raises(ConfigError, match="CHATMEM_LEDGER_VALUE_MAX must be"):
+            memory.reload_settings()
+        assert memory.config("CHATMEM_RATE_LIMIT_PER_MINUTE") == 9, "a bad reload changes nothing"

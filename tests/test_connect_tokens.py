@@ -1,5 +1,5 @@
 """Tokens in the browser: the demo's Connect page makes, lists and revokes a
-signed-in user's own API tokens through `chatmem.tokens`, with CSRF, and gives
+signed-in user's own API tokens through `chatmem.auth.tokens`, with CSRF, and gives
 ready-to-paste MCP client configurations. Real demo app, Flask test client,
 SQLite file or PostgreSQL."""
 

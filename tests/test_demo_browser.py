@@ -15,6 +15,7 @@ from flask import Flask
 from tests.demo_client import DemoClient
 from tests.demo_story import FIRST_POST, GUARDRAIL, HEADER, add_guardrail, post_title
 from tests.fake_llm import MESSAGES, FakeLLM, anthropic_text, anthropic_tool_use
+from tests.hostapp import reconfigure
 from tests.servers import serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -38,7 +39,7 @@ def test_chat_page_shows_tool_cards_and_a_blocked_one(
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-browser-0123456789")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_llm.anthropic_base_url)
-    demo_app.config.update(CHATMEM_PROVIDER="anthropic", CHATMEM_PROVIDER_MAX_RETRIES=0)
+    reconfigure(demo_app, CHATMEM_PROVIDER="anthropic", CHATMEM_PROVIDER_MAX_RETRIES=0)
     add_guardrail(demo_app)
     editor = DemoClient(demo_app, "editor")  # a proposal waiting, for the badge
     editor.say(

@@ -246,7 +246,7 @@ def test_the_licence_follows_demo_config(demo_app: Flask) -> None:
 
 
 def test_scripts_can_use_an_api_token_instead_of_the_cookie(demo_app: Flask) -> None:
-    from chatmem import tokens
+    from chatmem.auth import tokens
 
     with demo_app.app_context():
         editor = db.session.scalar(select(User).where(User.username == "editor"))

@@ -35,6 +35,7 @@ from tests.fake_llm import (
     openai_text,
     openai_tool_call,
 )
+from tests.hostapp import reconfigure
 
 pytestmark = pytest.mark.usefixtures("provider_env")
 
@@ -83,7 +84,7 @@ def flavour(
     monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.openai_base_url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-demo-0123456789")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_llm.anthropic_base_url)
-    demo_app.config.update(CHATMEM_PROVIDER=chosen.provider, CHATMEM_PROVIDER_MAX_RETRIES=0)
+    reconfigure(demo_app, CHATMEM_PROVIDER=chosen.provider, CHATMEM_PROVIDER_MAX_RETRIES=0)
     return chosen
 
 

@@ -20,7 +20,7 @@ from chatmem import BlockedByMemory, ChatmemError
 from chatmem.memory import guidance
 from chatmem.memory.models import Guidance, LedgerEntry, utcnow
 from chatmem.tools import validate
-from tests.hostapp import USERS
+from tests.hostapp import USERS, reconfigure
 from tests.screen_helpers import JSON, SCREEN, login, propose, state
 from tests.test_guardrails import with_link_tool
 
@@ -299,7 +299,7 @@ def test_the_dry_run_reads_its_window_and_says_so(memory: Any, db: Any, app: Fla
     assert memory.dry_run("post_id:3").summary() == (
         "would have refused 2 calls in the last 30 days"
     )
-    app.config["CHATMEM_DRY_RUN_DAYS"] = 7
+    reconfigure(app, CHATMEM_DRY_RUN_DAYS=7)
     assert memory.dry_run("post_id:3").summary() == "would have refused 1 call in the last 7 days"
     assert memory.dry_run("post_id:3", days=9).count == 2
     assert memory.dry_run("post_id:99").summary() == "matches nothing in the last 7 days"

@@ -24,6 +24,7 @@ from chatmem.memory import settings
 from chatmem.memory.models import Guidance, GuidanceEvent, LedgerEntry, Session, SummaryJob, utcnow
 from tests.channels import Channels
 from tests.fake_llm import RESPONSES, FakeLLM, openai_text
+from tests.hostapp import reconfigure
 from tests.invisible_corpus import PAYLOADS, Payload, tags
 from tests.screen_helpers import JSON, SCREEN, add_token_route, login, token
 
@@ -80,7 +81,8 @@ def store_before_the_rule(db: Any, texts: list[str], *, status: str = "publish")
 def use_the_fake_provider(app: Flask, fake: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0123456789")
     monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_base_url)
-    app.config.update(
+    reconfigure(
+        app,
         CHATMEM_PROVIDER="openai",
         CHATMEM_OPENAI_API="responses",
         CHATMEM_PROVIDER_MAX_RETRIES=0,

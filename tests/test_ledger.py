@@ -9,6 +9,7 @@ import pytest
 from chatmem import ChatmemError, NotFound
 from chatmem.memory import guidance
 from chatmem.memory.models import LedgerEntry, Session
+from tests.hostapp import reconfigure
 
 FIELDS = (
     "session_id",
@@ -110,7 +111,7 @@ def test_a_long_error_message_is_cut_at_500_characters(memory: Any, db: Any, edi
 def test_long_argument_values_are_cut_at_the_configured_length(
     memory: Any, db: Any, ctx: Any, editor: Any
 ) -> None:
-    ctx.config["CHATMEM_LEDGER_VALUE_MAX"] = 10
+    reconfigure(ctx, CHATMEM_LEDGER_VALUE_MAX=10)
     memory.call_tool("update-post", {"post_id": 7, "title": "abcdefghijklmnop"}, user=editor)
     [row] = rows(db)
     assert row[4] == {"post_id": 7, "title": "abcdefghij… [+6 chars]"}

@@ -27,6 +27,7 @@ from chatmem.demo.extensions import Base as DemoBase
 from chatmem.memory.models import Base as ChatmemBase
 from tests.channels import Channels
 from tests.dbtools import dump_tables
+from tests.hostapp import reconfigure
 
 
 @dataclass(frozen=True)
@@ -483,7 +484,7 @@ def test_a_models_nan_argument_is_refused_and_stored_as_null(
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-demo-0123456789")
     monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.openai_base_url)
-    demo_app.config.update(CHATMEM_PROVIDER="openai", CHATMEM_PROVIDER_MAX_RETRIES=0)
+    reconfigure(demo_app, CHATMEM_PROVIDER="openai", CHATMEM_PROVIDER_MAX_RETRIES=0)
     editor = DemoClient(demo_app, "editor")
     conversation = editor.new_conversation()["id"]
     call = openai_tool_call("update-post", {"post_id": math.nan, "title": "Renamed"})

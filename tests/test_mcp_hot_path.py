@@ -18,11 +18,12 @@ import pytest
 from flask import Flask
 from sqlalchemy import event
 
-from chatmem import BlockedByMemory, NotFound, tokens
+from chatmem import BlockedByMemory, NotFound
+from chatmem.auth import tokens
 from chatmem.memory import guidance
 from chatmem.memory.models import Session, utcnow
 from chatmem.memory.recall import recall
-from tests.hostapp import USERS
+from tests.hostapp import USERS, reconfigure
 
 URL = "/chatmem/mcp"
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
@@ -81,7 +82,7 @@ def statements(app: Flask) -> Iterator[list[str]]:
 def test_a_steady_state_recall_reads_three_rows_and_writes_nothing(
     app: Flask, make_token: Any
 ) -> None:
-    app.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 0  # its counter is a write; see below
+    reconfigure(app, CHATMEM_RATE_LIMIT_PER_MINUTE=0)  # its counter is a write; see below
     token = make_token("editor")
     client = app.test_client()
     session_id = initialize(client, token)
@@ -191,7 +192,7 @@ def test_recall_by_type_from_the_cache_matches_the_query(
 
 def test_a_reused_call_context_reads_the_state_again(memory: Any, db: Any, editor: Any) -> None:
     context = memory.context_for(editor, channel="python")
-    memory.registry.call("update-post", {"post_id": 42, "title": "one"}, context)
+    memory.dispatcher.call("update-post", {"post_id": 42, "title": "one"}, context)
     rule = guidance.admin_add(
         db,
         {"type": "guardrail", "text": "No", "target": "post_id:42", "severity": "block"},
@@ -199,7 +200,7 @@ def test_a_reused_call_context_reads_the_state_again(memory: Any, db: Any, edito
     )
     # The guardrail approved between the calls is enforced on the second.
     with pytest.raises(BlockedByMemory) as caught:
-        memory.registry.call("update-post", {"post_id": 42, "title": "two"}, context)
+        memory.dispatcher.call("update-post", {"post_id": 42, "title": "two"}, context)
     assert caught.value.details["guidance_id"] == rule.id
 
 

@@ -13,9 +13,10 @@ from typing import Any
 import httpx2
 import pytest
 
-from chatmem import tokens
+from chatmem.auth import tokens
 from chatmem.memory import guidance
 from chatmem.memory.models import LedgerEntry, Session
+from tests.hostapp import reconfigure
 
 URL = "/chatmem/mcp"
 CAPABILITIES = {
@@ -292,7 +293,7 @@ def test_a_foreign_host_header_gets_421(live_server: str, editor_token: str) -> 
 
 
 def test_allowed_hosts_are_configurable(app: Any, client: Any, editor_token: str) -> None:
-    app.config["CHATMEM_MCP_ALLOWED_HOSTS"] = "mcp.example.com, other.example:8443"
+    reconfigure(app, CHATMEM_MCP_ALLOWED_HOSTS="mcp.example.com, other.example:8443")
     for host, status in [
         ("mcp.example.com", 200),
         ("MCP.example.com:443", 200),
@@ -314,7 +315,7 @@ def test_server_name_is_allowed_by_default(app: Any, client: Any, editor_token: 
 
 def test_a_foreign_origin_gets_403(app: Any, live_server: str, editor_token: str) -> None:
     own = live_server  # http://127.0.0.1:<port>
-    app.config["CHATMEM_MCP_ALLOWED_ORIGINS"] = ["https://inspector.example"]
+    reconfigure(app, CHATMEM_MCP_ALLOWED_ORIGINS=["https://inspector.example"])
     with httpx2.Client(base_url=live_server, timeout=10) as http:
         for origin, status in [
             ("http://evil.example", 403),
@@ -337,7 +338,7 @@ def test_a_foreign_origin_gets_403(app: Any, live_server: str, editor_token: str
 
 
 def test_an_oversized_body_gets_413(app: Any, live_server: str, editor_token: str) -> None:
-    app.config["CHATMEM_MAX_BODY_BYTES"] = 2000
+    reconfigure(app, CHATMEM_MAX_BODY_BYTES=2000)
     padding = {"topic": "x" * 2100}
     with httpx2.Client(base_url=live_server, timeout=10) as http:
         sized = http.post(URL, json=rpc("tools/call", padding), headers=auth(editor_token))
@@ -357,8 +358,8 @@ def test_an_oversized_body_gets_413(app: Any, live_server: str, editor_token: st
 def test_the_rate_limit_is_per_token_and_shared_by_workers(
     app: Any, second_worker: Any, make_token: Any
 ) -> None:
-    app.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 3
-    second_worker.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 3
+    reconfigure(app, CHATMEM_RATE_LIMIT_PER_MINUTE=3)
+    reconfigure(second_worker, CHATMEM_RATE_LIMIT_PER_MINUTE=3)
     token, other = make_token("editor"), make_token("editor", "other")
     one, two = app.test_client(), second_worker.test_client()
     assert one.post(URL, json=rpc("ping"), headers=auth(token)).status_code == 200

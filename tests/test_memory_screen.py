@@ -20,7 +20,7 @@ from flask_wtf.csrf import CSRFProtect
 
 from chatmem.memory import guidance
 from tests.conftest import dispose
-from tests.hostapp import USERS, create_host_app
+from tests.hostapp import USERS, create_host_app, reconfigure
 from tests.screen_helpers import (
     JSON,
     SCREEN,
@@ -217,7 +217,7 @@ def test_refused_without_the_capability(
 def test_refused_without_a_licence(
     action: str, app: Flask, world: World, client: FlaskClient
 ) -> None:
-    app.config["CHATMEM_LICENSE_ACTIVE"] = False
+    reconfigure(app, CHATMEM_LICENSE_ACTIVE=False)
     login(client, "admin")
     path, data, _check = cases(app, world)[action]
     before = state(app)
@@ -423,8 +423,8 @@ def test_without_the_capability_a_403_page(app: Flask, world: World, client: Fla
 
 
 def test_without_a_licence_the_locked_screen(app: Flask, world: World, client: FlaskClient) -> None:
-    app.config["CHATMEM_LICENSE_ACTIVE"] = False
-    app.config["CHATMEM_UPGRADE_URL"] = "https://vendor.example/pro"
+    reconfigure(app, CHATMEM_LICENSE_ACTIVE=False)
+    reconfigure(app, CHATMEM_UPGRADE_URL="https://vendor.example/pro")
     login(client, "admin")
     with client.get(SCREEN) as response:
         assert response.status_code == 403
@@ -434,7 +434,7 @@ def test_without_a_licence_the_locked_screen(app: Flask, world: World, client: F
         in html
     )
     assert "Checkout is page 42." not in html
-    app.config["CHATMEM_UPGRADE_URL"] = "javascript:alert(1)"
+    reconfigure(app, CHATMEM_UPGRADE_URL="javascript:alert(1)")
     with client.get(SCREEN) as response:
         html = response.get_data(as_text=True)
     assert "javascript:" not in html

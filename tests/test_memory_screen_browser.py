@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from chatmem import ChatmemError, tokens
+from chatmem import ChatmemError
+from chatmem.auth import tokens
 from chatmem.memory import guidance, sessions
 from tests.hostapp import USERS
 from tests.screen_helpers import propose

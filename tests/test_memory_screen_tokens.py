@@ -1,5 +1,5 @@
 """The Memory screen's "API tokens" tab: a curator sees every user's tokens
-(by prefix only) and revokes any of them, through `chatmem.tokens`, with the
+(by prefix only) and revokes any of them, through `chatmem.auth.tokens`, with the
 capability and CSRF checks every screen action has, and an audit entry. Real
 host app and database, Flask test client."""
 
@@ -57,7 +57,7 @@ def audit(app: Flask) -> list[tuple[Any, ...]]:
 
 
 def token_id_of(app: Flask, plain: str) -> int:
-    from chatmem.tokens import hash_token
+    from chatmem.auth.tokens import hash_token
 
     with app.app_context():
         db = app.extensions["test_host"]["db"]

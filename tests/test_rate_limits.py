@@ -14,13 +14,14 @@ from typing import Any
 from flask import Flask
 
 from tests.channels import MCP, REST, make_token
+from tests.hostapp import reconfigure
 
 LIMIT = 3
 _FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
 def limited(app: Flask) -> tuple[Any, dict[str, str]]:
-    app.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = LIMIT
+    reconfigure(app, CHATMEM_RATE_LIMIT_PER_MINUTE=LIMIT)
     token = make_token(app, "editor")
     return app.test_client(), {"Authorization": f"Bearer {token}"}
 

@@ -17,6 +17,7 @@ from sqlalchemy import insert
 
 from chatmem.memory import guidance, settings
 from chatmem.memory.models import GUIDANCE_TYPES, Guidance
+from tests.hostapp import reconfigure
 from tests.test_mcp_hot_path import call as mcp_call
 
 REST = "/chatmem/api/tools/recall"
@@ -25,7 +26,7 @@ START = datetime(2026, 3, 1, 12, 0, 0)
 
 @pytest.fixture
 def client(app: Flask) -> Any:
-    app.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 0  # dozens of pages in a second
+    reconfigure(app, CHATMEM_RATE_LIMIT_PER_MINUTE=0)  # dozens of pages in a second
     return app.test_client()
 
 

@@ -225,7 +225,7 @@ def test_a_reason_is_shown_as_text_never_markup(app: Flask, client: FlaskClient)
 
 def test_refuse_is_the_same_over_rest(refusing: Flask) -> None:
     """One path for every channel: REST answers 400 invalid_params, and stores nothing."""
-    from chatmem import tokens
+    from chatmem.auth import tokens
 
     app = refusing
     (first,) = seed(app, "Checkout is page 42.")

@@ -16,6 +16,7 @@ from openapi_spec_validator import validate
 from chatmem import ChatMemory, Conflict
 from chatmem.memory import guidance
 from chatmem.memory.models import Guidance, LedgerEntry, Session
+from tests.hostapp import reconfigure
 
 TOOLS = "/chatmem/api/tools"
 
@@ -133,13 +134,13 @@ def test_409_when_a_tool_reports_a_conflict(client: Any, token: str, memory: Any
 
 
 def test_413_for_an_oversized_body(app: Flask, client: Any, token: str) -> None:
-    app.config["CHATMEM_MAX_BODY_BYTES"] = 100
+    reconfigure(app, CHATMEM_MAX_BODY_BYTES=100)
     response = client.post(f"{TOOLS}/recall", json={"topic": "x" * 150}, headers=auth(token))
     assert assert_error(response, 413, "payload_too_large")["max_bytes"] == 100
 
 
 def test_429_with_retry_after(app: Flask, client: Any, token: str) -> None:
-    app.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 2
+    reconfigure(app, CHATMEM_RATE_LIMIT_PER_MINUTE=2)
     for _ in range(2):
         assert client.post(f"{TOOLS}/recall", json={}, headers=auth(token)).status_code == 200
     response = client.post(f"{TOOLS}/recall", json={}, headers=auth(token))
@@ -271,7 +272,7 @@ def test_the_body_limit_is_exact_with_and_without_a_content_length(
 ) -> None:
     """A body of CHATMEM_MAX_BODY_BYTES passes, one byte more is 413, whether the client
     sends a Content-Length or streams the body (chunked)."""
-    app.config["CHATMEM_MAX_BODY_BYTES"] = 100
+    reconfigure(app, CHATMEM_MAX_BODY_BYTES=100)
     fits = b'{"topic": "' + b"x" * 87 + b'"}'
     assert len(fits) == 100
     over = fits[:-2] + b'x"}'

@@ -21,6 +21,7 @@ from sqlalchemy import inspect, select, text
 from chatmem.memory.models import Session, SummaryJob
 from tests.channels import MCP, Channels
 from tests.fake_llm import RESPONSES, FakeLLM, openai_text
+from tests.hostapp import reconfigure
 from tests.secret_corpus import SECRETS, planted
 
 FIELDS = ("text", "title", "scope", "target")
@@ -156,7 +157,7 @@ def test_planted_secrets_are_stored_and_sent_nowhere(
     # The provider writes the summaries; one request fails with a secret in its error.
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0123456789")
     monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.openai_base_url)
-    demo_app.config.update(CHATMEM_PROVIDER="openai", CHATMEM_PROVIDER_MAX_RETRIES=0)
+    reconfigure(demo_app, CHATMEM_PROVIDER="openai", CHATMEM_PROVIDER_MAX_RETRIES=0)
     fake_llm.enqueue_error(RESPONSES, 400, f"bad request near {planted(SECRETS[0])}")
     for entry in SECRETS[1:3]:
         fake_llm.enqueue(RESPONSES, 200, openai_text(f"Retitled post 1; {planted(entry)}"))

@@ -27,8 +27,9 @@ from flask.testing import FlaskClient
 from sqlalchemy import MetaData, select
 from werkzeug.datastructures import MultiDict
 
-from chatmem import ApprovalRequired, ChatmemError, tokens
-from chatmem.blueprints.memory_screen import ACTIONS
+from chatmem import ApprovalRequired, ChatmemError
+from chatmem.auth import tokens
+from chatmem.blueprints.screen.routes import ACTIONS
 from chatmem.memory import guidance
 from chatmem.memory.held import DECISIONS
 from chatmem.memory.models import Base as ChatmemBase

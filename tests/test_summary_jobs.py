@@ -29,6 +29,7 @@ from tests.fake_llm import (
     closed_port,
     openai_text,
 )
+from tests.hostapp import reconfigure
 
 pytestmark = pytest.mark.usefixtures("provider_env")
 
@@ -63,7 +64,7 @@ class Flavour:
             "CHATMEM_JOB_BACKOFF_MAX_SECONDS": 600,
             "CHATMEM_JOB_MAX_ATTEMPTS": 3,
         }
-        app.config.update({**settings, **config})
+        reconfigure(app, **{**settings, **config})
 
     def sent_system(self, request: Recorded) -> str:
         if self.path == RESPONSES:
@@ -509,7 +510,7 @@ def test_the_transcript_is_stored_redacted_and_deleted_when_the_job_ends(
             now += timedelta(seconds=61)
         assert memory.run_due_jobs(now=now).claimed == 0
     else:
-        app.config["CHATMEM_PROVIDER"] = "none"
+        reconfigure(app, CHATMEM_PROVIDER="none")
         assert memory.run_due_jobs(now=now).skipped == 1
 
     job = job_of(db, session_id)
@@ -688,7 +689,7 @@ def test_provider_none_means_digest_only(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     OPENAI.configure(app, fake_llm, monkeypatch)
-    app.config["CHATMEM_PROVIDER"] = "none"
+    reconfigure(app, CHATMEM_PROVIDER="none")
     auto_summarize(memory, admin)
     session_id = busy_session(memory, editor)
     memory.end_session(session_id, transcript=TRANSCRIPT)

@@ -1,4 +1,4 @@
-"""The token check (chatmem/tokens.py) at its edges, as a REST client and an operator see it.
+"""The token check (chatmem/auth/tokens.py) at its edges, as a REST client and an operator see it.
 
 What is stored (a hash that never equals the token, stable across releases),
 the name rules, the exact refusals, the once-a-minute `last used` write on a
@@ -19,10 +19,10 @@ import pytest
 from flask import Flask
 from sqlalchemy import event, func, select
 
-from chatmem import tokens
+from chatmem.auth import tokens
 from chatmem.errors import InvalidParams, NotFound, Unauthorized
 from chatmem.memory.models import ApiToken
-from tests.hostapp import USERS, User
+from tests.hostapp import USERS, User, reconfigure
 
 TOOLS = "/chatmem/api/tools"
 ASK_FOR_A_TOKEN = "Send an API token as 'Authorization: Bearer cm_...'."
@@ -272,8 +272,8 @@ def reads_of(app: Flask) -> Iterator[list[str]]:
 def test_known_tokens_cost_no_token_read_and_the_state_row_is_read_once(
     app: Flask, second_worker: Flask, make_token: Any
 ) -> None:
-    app.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 0
-    second_worker.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 0
+    reconfigure(app, CHATMEM_RATE_LIMIT_PER_MINUTE=0)
+    reconfigure(second_worker, CHATMEM_RATE_LIMIT_PER_MINUTE=0)
     first, second = make_token("editor", "one"), make_token("admin", "two")
     for plain in (first, second):
         assert get(app, f"Bearer {plain}").status_code == 200  # read, bound, touched

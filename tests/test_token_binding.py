@@ -17,7 +17,8 @@ import pytest
 from flask import Flask
 from sqlalchemy import delete, select, update
 
-from chatmem import Forbidden, tokens
+from chatmem import Forbidden
+from chatmem.auth import tokens
 from chatmem.memory.models import ApiToken, LedgerEntry, utcnow
 from tests.conftest import PG_URL
 from tests.demo_client import DemoClient, tool_results

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
-from chatmem import InvalidParams, tokens
+from chatmem import InvalidParams
+from chatmem.auth import tokens
 from chatmem.memory.listing import PER_PAGE
 from chatmem.memory.models import ApiToken, utcnow
 

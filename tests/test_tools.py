@@ -187,11 +187,11 @@ def test_a_result_that_is_not_an_object_is_wrapped(memory: Any, editor: Any) -> 
 
 def test_a_reused_context_reads_the_state_again(memory: Any, admin: Any, editor: Any) -> None:
     context = memory.context_for(editor, channel="python")
-    assert memory.registry.call("recall", {}, context)["guidance"] == []
+    assert memory.dispatcher.call("recall", {}, context)["guidance"] == []
     assert context.snapshot is None
     memory.set_setting("memory_enabled", False, actor=admin)
     with pytest.raises(ChatmemError) as caught:
-        memory.registry.call("recall", {}, context)
+        memory.dispatcher.call("recall", {}, context)
     assert caught.value.code == "memory_disabled"
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Flask
+from flask import Blueprint, Flask, Response
+
+from ..errors import ChatmemError
 
 
 def register_blueprints(app: Flask) -> None:
@@ -10,15 +12,23 @@ def register_blueprints(app: Flask) -> None:
     prefix = str(app.config["CHATMEM_URL_PREFIX"]).rstrip("/")
     for blueprint, path in _mounts():
         app.register_blueprint(blueprint, url_prefix=prefix + path)
-    from .http_errors import answer_routing_errors
+    from ..mcp.transport import refusal
+    from .http_errors import answer_routing_errors, http_error
+    from .screen.access import wants_json
 
-    answer_routing_errors(app, prefix)
+    def screen(error: ChatmemError) -> Response | None:
+        # Pages stay the host's: only a script that asked for JSON gets JSON.
+        return http_error(error) if wants_json() else None
+
+    answer_routing_errors(
+        app, {f"{prefix}/api": http_error, f"{prefix}/mcp": refusal, f"{prefix}/memory": screen}
+    )
 
 
 def _mounts() -> list[tuple[Blueprint, str]]:
     """(blueprint, path under the prefix): each HTTP surface adds itself here."""
+    from ..mcp.transport import mcp
     from .api import api
-    from .mcp import mcp
-    from .memory_screen import bp as memory_screen
+    from .screen import bp as memory_screen
 
     return [(api, "/api"), (mcp, "/mcp"), (memory_screen, "/memory")]

@@ -13,14 +13,12 @@ from flask import Blueprint, Response, jsonify, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from .. import inputs
+from ..auth.tokens import Bearer
+from ..core import current_memory
 from ..errors import ChatmemError, InvalidParams
-from ..extension import user_id_of
-from ..memory import sessions
-from ..memory.settings import Snapshot
-from ..tokens import Bearer
 from ..tools import Tool
-from .bearer import bearer, exempt_from_csrf, memory, read_body, session_key
-from .http_errors import add_error_headers, method_not_allowed
+from .bearer import bearer, exempt_from_csrf, read_body, session_key
+from .http_errors import http_error, method_not_allowed
 from .openapi import openapi_document
 
 log = logging.getLogger("chatmem")
@@ -29,30 +27,23 @@ api = Blueprint("chatmem_api", __name__)
 api.record_once(lambda state: exempt_from_csrf(state.app, api))
 
 
-def error_response(error: ChatmemError) -> Response:
-    """The one way this API reports a failure (SPEC §11)."""
-    response = jsonify({"error": error.to_dict()})
-    response.status_code = error.status
-    return add_error_headers(response, error)
-
-
 @api.errorhandler(ChatmemError)
 def _chatmem_error(error: ChatmemError) -> Response:
-    return error_response(error)
+    return http_error(error)
 
 
 @api.errorhandler(HTTPException)
 def _http_error(error: HTTPException) -> Response:
     if isinstance(error, MethodNotAllowed):
-        return error_response(method_not_allowed(sorted(error.valid_methods or ())))
+        return http_error(method_not_allowed(sorted(error.valid_methods or ())))
     code = {404: "not_found", 413: "payload_too_large"}.get(error.code or 400, "invalid_params")
-    return error_response(ChatmemError(error.description or "", code=code, status=error.code))
+    return http_error(ChatmemError(error.description or "", code=code, status=error.code))
 
 
 @api.errorhandler(Exception)
 def _unexpected(error: Exception) -> Response:
     log.exception("chatmem REST route failed")
-    return error_response(
+    return http_error(
         ChatmemError(
             "Something went wrong on the server; it was logged.", code="internal_error", status=500
         )
@@ -61,7 +52,9 @@ def _unexpected(error: Exception) -> Response:
 
 def visible_tools(who: Bearer) -> list[Tool]:
     """The tools this token may call right now (its user's, narrowed by its scope)."""
-    return list(memory().visible_tools(who.user, read_only=who.read_only, snapshot=who.snapshot))
+    return list(
+        current_memory().visible_tools(who.user, read_only=who.read_only, snapshot=who.snapshot)
+    )
 
 
 def describe(tool: Tool, server_name: str) -> dict[str, Any]:
@@ -79,7 +72,7 @@ def describe(tool: Tool, server_name: str) -> dict[str, Any]:
 @api.get("/tools")
 def list_tools() -> Response:
     who = bearer()
-    server_name = memory().server_name
+    server_name = current_memory().server_name
     return jsonify({"tools": [describe(t, server_name) for t in visible_tools(who)]})
 
 
@@ -94,14 +87,13 @@ def call_tool(name: str) -> Response:
             "The request body must be a JSON object of the tool's arguments.",
             details={"field": "body"},
         )
-    mem = memory()
-    session_id = _session_for(who.user, session_key(), who.snapshot)
+    mem = current_memory()
     return jsonify(
         mem.call_tool(
             name,
             arguments,
             user=who.user,
-            session_id=session_id,
+            session_key=session_key(),
             channel="rest",
             snapshot=who.snapshot,
             read_only=who.read_only,
@@ -109,20 +101,9 @@ def call_tool(name: str) -> Response:
     )
 
 
-def _session_for(user: Any, key: str | None, snapshot: Snapshot | None) -> str | None:
-    """The open REST session this client's key names, started on first use."""
-    mem = memory()
-    if key is None or not (snapshot or mem.snapshot()).memory_enabled:
-        return None
-    found = sessions.find_open(mem.db, user_id=user_id_of(user), channel="rest", external_key=key)
-    if found is not None:
-        return found.id
-    return str(mem.start_session(user, "rest", external_key=key)) or None
-
-
 @api.get("/openapi.json")
 def openapi() -> Response:
     who = bearer()
-    mem = memory()
+    mem = current_memory()
     prefix = request.path.rsplit("/api/openapi.json", 1)[0]
     return jsonify(openapi_document(visible_tools(who), prefix=prefix, server_name=mem.server_name))

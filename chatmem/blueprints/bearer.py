@@ -8,22 +8,16 @@ the host's CSRF protection.
 
 from __future__ import annotations
 
-from typing import Any
-
-from flask import Blueprint, current_app, request
+from flask import Blueprint, request
 from flask.sansio.app import App
 
 from .. import inputs
-from ..admission import admit
+from ..auth.admission import admit
+from ..auth.tokens import Bearer
+from ..core import current_memory
 from ..errors import InvalidParams, PayloadTooLarge
-from ..tokens import Bearer
 
 SESSION_KEY_MAX = 200
-
-
-def memory() -> Any:
-    """The ChatMemory of the app serving this request."""
-    return current_app.extensions["chatmem"].memory
 
 
 def bearer() -> Bearer:
@@ -32,12 +26,12 @@ def bearer() -> Bearer:
     The state row is read here, once for the request: the token check keys
     its cache on the revision, and the tool call reuses it.
     """
-    return admit(memory(), request.headers.get("Authorization"))
+    return admit(current_memory(), request.headers.get("Authorization"))
 
 
 def read_body() -> bytes:
     """The request body, refusing one over CHATMEM_MAX_BODY_BYTES before reading it all."""
-    limit = int(memory().config("CHATMEM_MAX_BODY_BYTES"))
+    limit = int(current_memory().config("CHATMEM_MAX_BODY_BYTES"))
     too_large = PayloadTooLarge(
         f"The request body is larger than {limit} bytes.", details={"max_bytes": limit}
     )

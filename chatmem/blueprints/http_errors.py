@@ -14,16 +14,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flask import Flask, Response, request
+from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 
 from ..errors import ChatmemError, headers_for
+
+#: How one surface answers an error: a response, or None to leave it to Flask.
+Answer = Callable[[ChatmemError], Response | None]
 
 
 def add_error_headers(response: Response, error: ChatmemError) -> Response:
     """The headers an error's status calls for: WWW-Authenticate, Retry-After, Allow."""
     response.headers.update(headers_for(error))
     return response
+
+
+def http_error(error: ChatmemError) -> Response:
+    """The one JSON error of every chatmem route and a host's JSON API (SPEC §11).
+
+    `{"error": {"code", "message", ...}}` with the error's status and the
+    headers it calls for (Allow on 405, Retry-After on 429 and 503).
+    """
+    response = jsonify({"error": error.to_dict()})
+    response.status_code = error.status
+    return add_error_headers(response, error)
 
 
 def method_not_allowed(allowed: list[str]) -> ChatmemError:
@@ -48,21 +62,8 @@ def routing_error() -> ChatmemError | None:
     return None  # routed, or a redirect Werkzeug answers itself
 
 
-def answer_routing_errors(app: Flask, prefix: str) -> None:
-    """Answer routing failures under `<prefix>/api`, `/mcp` (and `/memory`) in their JSON."""
-    from .api import error_response
-    from .mcp import refusal
-    from .screen_access import wants_json
-
-    def screen(error: ChatmemError) -> Response | None:
-        # Pages stay the host's: only a script that asked for JSON gets JSON.
-        return error_response(error) if wants_json() else None
-
-    surfaces: dict[str, Callable[[ChatmemError], Response | None]] = {
-        f"{prefix}/api": error_response,
-        f"{prefix}/mcp": refusal,
-        f"{prefix}/memory": screen,
-    }
+def answer_routing_errors(app: Flask, surfaces: dict[str, Answer]) -> None:
+    """Answer routing failures under each surface's root (`<prefix>/api`, ...) in its own shape."""
 
     def hook() -> Response | None:
         if request.routing_exception is None:

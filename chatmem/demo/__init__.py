@@ -22,7 +22,7 @@ from chatmem.config import Setting, from_environ, integer
 from . import tools  # noqa: F401 - registers the built-in tools and hooks on `memory`
 from .extensions import csrf, db, limiter, login_manager, memory
 from .seed import setup_database
-from .views import bp, http_error, server_error
+from .views import bp, http_exception, server_error
 
 log = logging.getLogger("chatmem.demo")
 
@@ -80,7 +80,7 @@ def create_app(
     limiter.init_app(app)
 
     app.register_blueprint(bp)
-    app.register_error_handler(HTTPException, http_error)
+    app.register_error_handler(HTTPException, http_exception)
     app.register_error_handler(Exception, server_error)
 
     with app.app_context():

@@ -42,13 +42,13 @@ from chatmem import (
     NotFound,
     PayloadTooLarge,
     Unauthorized,
-    tokens,
 )
-from chatmem.admission import admit
-from chatmem.errors import headers_for
-from chatmem.extension import user_id_of
+from chatmem.auth import tokens
+from chatmem.auth.admission import admit
+from chatmem.blueprints.http_errors import http_error as json_error
 from chatmem.inputs import parse_json
 from chatmem.memory.models import ApiToken
+from chatmem.permissions import user_id_of
 
 from . import chat
 from .connect import mcp_configs
@@ -67,15 +67,10 @@ def _wants_json() -> bool:
     return request.path.startswith(API)
 
 
-def error_response(error: ChatmemError) -> tuple[Response, int, dict[str, str]]:
-    """The one JSON error shape of the chat API (Retry-After on a 429, as chatmem's)."""
-    return jsonify({"error": error.to_dict()}), error.status, headers_for(error)
-
-
 @bp.errorhandler(ChatmemError)
 def _chatmem_error(error: ChatmemError) -> Any:
     if _wants_json():
-        return error_response(error)
+        return json_error(error)
     return render_template("demo/error.html", message=error.message), error.status
 
 
@@ -83,11 +78,11 @@ def _chatmem_error(error: ChatmemError) -> Any:
 def _csrf_error(error: CSRFError) -> Any:
     message = "The page's security token is missing or expired: reload the page and try again."
     if _wants_json():
-        return error_response(Forbidden(message, details={"reason": "csrf"}))
+        return json_error(Forbidden(message, details={"reason": "csrf"}))
     return render_template("demo/error.html", message=message), 400
 
 
-def http_error(error: HTTPException) -> Any:
+def http_exception(error: HTTPException) -> Any:
     """App-wide: 404/405/413/500 as JSON on the API, a plain page elsewhere."""
     if error.response is not None:
         return error.response  # made for this error already (the sign-in throttle's page)
@@ -103,7 +98,9 @@ def http_error(error: HTTPException) -> Any:
     # Keep what the status needs (Allow on a 405), whichever body answers.
     headers = {k: v for k, v in error.get_headers() if k in ("Allow", "Retry-After")}
     if _wants_json():
-        return error_response(mapped)[:2] + (headers,)
+        response = json_error(mapped)
+        response.headers.update(headers)
+        return response
     return render_template("demo/error.html", message=mapped.message), status, headers
 
 
@@ -111,14 +108,14 @@ def server_error(error: Exception) -> Any:
     current_app.logger.exception("unhandled error", exc_info=error)
     message = "Something went wrong on our side; it was logged."
     if _wants_json():
-        return error_response(ChatmemError(message, code="server_error", status=500))
+        return json_error(ChatmemError(message, code="server_error", status=500))
     return render_template("demo/error.html", message=message), 500
 
 
 @login_manager.unauthorized_handler
 def _unauthorized() -> Any:
     if _wants_json():
-        return error_response(Unauthorized("Log in first (session cookie)."))
+        return json_error(Unauthorized("Log in first (session cookie)."))
     return redirect(url_for("demo.login", next=request.full_path.rstrip("?")))
 
 

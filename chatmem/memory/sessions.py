@@ -66,6 +66,32 @@ def find_open(db: SQLAlchemy, *, user_id: str, channel: str, external_key: str) 
     ).first()
 
 
+def for_client(
+    db: SQLAlchemy,
+    *,
+    user_id: str,
+    user_name: str,
+    channel: str,
+    key: str,
+    idle: timedelta,
+    write: bool,
+) -> str | None:
+    """The session a client's key names (a REST header, an MCP token), by one rule.
+
+    Its open session, unless idle past `idle`: that one is ended (digested,
+    summarised) and the next write starts a fresh one. A read alone starts
+    nothing, as it leaves nothing to record.
+    """
+    found = find_open(db, user_id=user_id, channel=channel, external_key=key)
+    if found is not None:
+        if utcnow() - found.last_seen_at <= idle:
+            return found.id
+        end(db, found.id)
+    if not write:
+        return None
+    return start(db, user_id=user_id, user_name=user_name, channel=channel, external_key=key).id
+
+
 def exists(db: SQLAlchemy, session_id: str) -> bool:
     return db.session.get(Session, session_id) is not None
 

@@ -47,6 +47,16 @@ def read(db: SQLAlchemy) -> Snapshot:
     return Snapshot(row.revision, row.memory_enabled, row.require_approval, row.auto_summarize)
 
 
+class Reader:
+    """Reads the state row: the dispatcher's view of the revision and switches."""
+
+    def __init__(self, db: SQLAlchemy) -> None:
+        self.db = db
+
+    def snapshot(self) -> Snapshot:
+        return read(self.db)
+
+
 def ensure_state_row(db: SQLAlchemy) -> None:
     """Create the state row if a fresh database lacks it (safe under races)."""
     if db.session.get(State, STATE_ID) is not None:

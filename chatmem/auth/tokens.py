@@ -36,16 +36,16 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, func, or_, select, update
 
-from .errors import InvalidParams, NotFound, Unauthorized
-from .memory import listing, reads, settings
-from .memory.models import ApiToken, GuidanceEvent, utcnow
-from .text import check_field
+from ..errors import InvalidParams, NotFound, Unauthorized
+from ..memory import listing, reads, settings
+from ..memory.models import ApiToken, GuidanceEvent, utcnow
+from ..text import check_field
 
 if TYPE_CHECKING:
     from flask_sqlalchemy import SQLAlchemy
 
-    from .extension import ChatMemory
-    from .memory.settings import Snapshot
+    from ..core import MemoryCore
+    from ..memory.settings import Snapshot
 
 log = logging.getLogger("chatmem")
 
@@ -150,7 +150,7 @@ def create(
 
 
 def issue(
-    memory: ChatMemory,
+    memory: MemoryCore,
     user: Any,
     *,
     name: str = "default",
@@ -158,7 +158,7 @@ def issue(
     read_only: bool = False,
 ) -> tuple[ApiToken, str]:
     """Make a token bound to this user as the host describes them now."""
-    from .extension import user_id_of
+    from ..permissions import user_id_of
 
     return create(
         memory.db,
@@ -279,7 +279,7 @@ def revoke_user(db: SQLAlchemy, user_id: str) -> int:
 
 
 def authenticate(
-    memory: ChatMemory, authorization: str | None, snapshot: Snapshot | None = None
+    memory: MemoryCore, authorization: str | None, snapshot: Snapshot | None = None
 ) -> Bearer:
     """The user behind an `Authorization: Bearer cm_...` header, or Unauthorized.
 
@@ -335,7 +335,7 @@ def authenticate(
     return Bearer(user=user, token_id=token.token_id, snapshot=snapshot, read_only=token.read_only)
 
 
-def _fingerprint_hash(memory: ChatMemory, user: Any) -> str | None:
+def _fingerprint_hash(memory: MemoryCore, user: Any) -> str | None:
     """The user's fingerprint hash; None (refused) when the host's hook fails."""
     try:
         return hash_fingerprint(memory.fingerprint_of(user))

@@ -11,15 +11,14 @@ from typing import Any
 
 from flask_wtf.csrf import generate_csrf
 
-from .. import redaction
-from ..extension import actor_name
-from ..memory import guidance
-from ..memory.block import GROUP_LABELS, LIMIT
-from ..memory.guardrails import target_warning
-from ..memory.models import ENFORCED_SEVERITIES, GUIDANCE_TYPES, SEVERITIES, Guidance, utcnow
-from ..text import hidden_characters, lookalike_characters, strip_invisible
-from ..text import visible as _visible
-from .screen_access import memory
+from ... import redaction
+from ...core import current_memory
+from ...memory import guidance
+from ...memory.block import GROUP_LABELS, LIMIT
+from ...memory.guardrails import target_warning
+from ...memory.models import ENFORCED_SEVERITIES, GUIDANCE_TYPES, SEVERITIES, Guidance, utcnow
+from ...text import hidden_characters, lookalike_characters, strip_invisible
+from ...text import visible as _visible
 
 TYPE_LABELS = {
     "guardrail": "Guardrail",
@@ -36,7 +35,7 @@ SETTING_LABELS = {
 
 def helpers() -> dict[str, Any]:
     """Names every chatmem page uses; user names are looked up once per request."""
-    mem = memory()
+    mem = current_memory()
     tools = mem.registry.tools()
     read_only = [t.name for t in tools if t.read_only]
     tool_names = {t.name.lower() for t in tools}
@@ -45,7 +44,7 @@ def helpers() -> dict[str, Any]:
     def user_name(user_id: str | None) -> str:
         key = user_id or ""
         if key not in names:
-            names[key] = actor_name(mem, user_id)
+            names[key] = mem.permissions.actor_name(user_id)
         return names[key]
 
     def enforcement(entry: Guidance) -> tuple[str, str] | None:

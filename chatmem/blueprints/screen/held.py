@@ -13,12 +13,13 @@ from typing import Any
 from flask import jsonify, request
 from flask.typing import ResponseReturnValue
 
-from .. import text
-from ..errors import ChatmemError, InvalidParams, NotFound
-from ..memory import held
-from .memory_screen import ID_MAX, _actor_id, _failed, _fields, bp
-from .screen_access import admin_only, error_response, flash_back, memory, wants_json
-from .screen_view import helpers, visible
+from ... import text
+from ...core import current_memory
+from ...errors import ChatmemError, InvalidParams, NotFound
+from ...memory import held
+from .access import admin_only, error_response, flash_back, wants_json
+from .routes import ID_MAX, _actor_id, _failed, _fields, bp
+from .view import helpers, visible
 
 
 @bp.post(f"/held/<int(max={ID_MAX}):request_id>/<decision>")
@@ -31,13 +32,13 @@ def decide(request_id: int, decision: str) -> ResponseReturnValue:
     try:
         note = _note(fields.get("note"))
         call = held.decide(
-            memory().db,
+            current_memory().db,
             request_id,
             decision,
             actor_id=_actor_id(),
             actor_name=helpers()["user_name"](_actor_id()),
             note=note,
-            grant_minutes=memory().config("CHATMEM_ASK_GRANT_MINUTES"),
+            grant_minutes=current_memory().config("CHATMEM_ASK_GRANT_MINUTES"),
         )
     except ChatmemError as error:
         return _failed(error, "waiting")

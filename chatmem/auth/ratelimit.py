@@ -16,8 +16,8 @@ from sqlalchemy import delete
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from .errors import RateLimited
-from .memory.models import RateCounter
+from ..errors import RateLimited
+from ..memory.models import RateCounter
 
 if TYPE_CHECKING:
     from flask_sqlalchemy import SQLAlchemy

@@ -14,24 +14,20 @@ CHATMEM_SESSION_IDLE_MINUTES is ended and the next write starts a new one.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from .extension import user_id_of
-from .memory import sessions
-from .memory.models import utcnow
-from .tools import Tool
+from ..memory import sessions
+from ..permissions import user_id_of
 
 if TYPE_CHECKING:
-    from .extension import ChatMemory
-    from .memory.settings import Snapshot
+    from .core import MemoryCore
 
 
 class SessionGone(Exception):
     """The session id is unknown, another user's, or ended: HTTP 404."""
 
 
-def resolve(memory: ChatMemory, user: Any, session_id: str) -> None:
+def resolve(memory: MemoryCore, user: Any, session_id: str) -> None:
     """Check that this user may use this open handshake-era session, and touch it; else SessionGone.
 
     Commits only when the touch wrote, so a read-only call stays read-only.
@@ -54,24 +50,3 @@ def resolve(memory: ChatMemory, user: Any, session_id: str) -> None:
 
 def token_key(token_id: int) -> str:
     return f"token:{token_id}"
-
-
-def grouped(
-    memory: ChatMemory, user: Any, token_id: int, tool: Tool, *, snapshot: Snapshot | None = None
-) -> str | None:
-    """The stateless-era session for a call: the token's recent one, or a new one for a write.
-
-    `snapshot` is the state row read for this request, if there is one.
-    """
-    if not (snapshot or memory.snapshot()).memory_enabled:
-        return None
-    key = token_key(token_id)
-    found = sessions.find_open(memory.db, user_id=user_id_of(user), channel="mcp", external_key=key)
-    idle = timedelta(minutes=float(memory.config("CHATMEM_SESSION_IDLE_MINUTES")))
-    if found is not None:
-        if utcnow() - found.last_seen_at <= idle:
-            return found.id
-        memory.end_session(found.id)
-    if tool.read_only:
-        return None  # a read alone leaves nothing to record
-    return memory.start_session(user, "mcp", external_key=key) or None

@@ -18,21 +18,21 @@ import binascii
 import json
 import logging
 from collections.abc import Mapping
-from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, request
 
-from .. import inputs, mcp_sessions
-from .. import mcp_protocol as protocol
-from .. import mcp_rpc as rpc
+from .. import inputs
+from ..auth.tokens import Bearer
+from ..blueprints.bearer import bearer, exempt_from_csrf, read_body
+from ..blueprints.http_errors import add_error_headers, method_not_allowed
+from ..core import current_memory
 from ..errors import ChatmemError
 from ..inputs import NotJson
-from ..mcp_rpc import RpcError
-from ..tokens import Bearer
-from .bearer import bearer, exempt_from_csrf, memory, read_body
-from .http_errors import add_error_headers, method_not_allowed
+from . import protocol, rpc
+from . import sessions as mcp_sessions
+from .rpc import RpcError
 
 log = logging.getLogger("chatmem")
 
@@ -71,7 +71,7 @@ def _split_host(host: str) -> tuple[str, str]:
 
 
 def allowed_hosts() -> list[str]:
-    configured = memory().config("CHATMEM_MCP_ALLOWED_HOSTS")
+    configured = current_memory().config("CHATMEM_MCP_ALLOWED_HOSTS")
     if configured is None:
         from flask import current_app
 
@@ -100,7 +100,7 @@ def origin_allowed(origin: str, host: str) -> bool:
     parts = urlsplit(origin)
     if parts.scheme in ("http", "https") and parts.netloc and parts.netloc == host.lower():
         return True
-    extra = memory().config("CHATMEM_MCP_ALLOWED_ORIGINS") or ()
+    extra = current_memory().config("CHATMEM_MCP_ALLOWED_ORIGINS") or ()
     if isinstance(extra, str):
         extra = extra.split(",")
     return origin in {str(o).strip().rstrip("/").lower() for o in extra}
@@ -151,7 +151,7 @@ def endpoint() -> Response:
     except Exception:
         # A bug or an outage (say, the database): a JSON-RPC error, never a 500 page.
         log.exception("MCP request failed")
-        memory().db.session.rollback()
+        current_memory().db.session.rollback()
         return rpc_error(None, RpcError(rpc.INTERNAL_ERROR, "Internal error; it was logged."), 200)
 
 
@@ -160,10 +160,10 @@ def end_session(who: Bearer) -> Response:
     if not session_id:
         return rpc_error(None, RpcError(rpc.INVALID_REQUEST, "Mcp-Session-Id is required."), 400)
     try:
-        mcp_sessions.resolve(memory(), who.user, session_id)
+        mcp_sessions.resolve(current_memory(), who.user, session_id)
     except mcp_sessions.SessionGone:
         return _session_gone(None)
-    memory().end_session(session_id)
+    current_memory().end_session(session_id)
     return Response(status=204)
 
 
@@ -223,28 +223,24 @@ def _valid_id(value: Any) -> bool:
 
 
 def _handshake(who: Bearer, request_id: Any, method: str, params: dict[str, Any]) -> Response:
-    mem = memory()
+    mem = current_memory()
     if method == "initialize":
         result = protocol.initialize(mem, params)
-        session_id = mem.start_session(who.user, "mcp")
-        headers = {"Mcp-Session-Id": session_id} if session_id else {}
+        started = mem.start_session(who.user, "mcp")
+        headers = {"Mcp-Session-Id": started} if started else {}
         return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200, headers)
-    session_id = request.headers.get("Mcp-Session-Id")
+    session_id = request.headers.get("Mcp-Session-Id") or None
     if session_id:
         try:
             mcp_sessions.resolve(mem, who.user, session_id)
         except mcp_sessions.SessionGone:
             return _session_gone(request_id)
-        session_for: Any = lambda _tool: session_id  # noqa: E731
-    else:
-        session_for = partial(
-            mcp_sessions.grouped, mem, who.user, who.token_id, snapshot=who.snapshot
-        )
     caller = rpc.Caller(
         memory=mem,
         user=who.user,
         modern=False,
-        session_for=session_for,
+        session_id=session_id,
+        session_key=None if session_id else mcp_sessions.token_key(who.token_id),
         snapshot=who.snapshot,
         read_only=who.read_only,
     )
@@ -261,12 +257,10 @@ def _modern(
     try:
         _check_envelope(method, params, version)
         caller = rpc.Caller(
-            memory=memory(),
+            memory=current_memory(),
             user=who.user,
             modern=True,
-            session_for=partial(
-                mcp_sessions.grouped, memory(), who.user, who.token_id, snapshot=who.snapshot
-            ),
+            session_key=mcp_sessions.token_key(who.token_id),
             snapshot=who.snapshot,
             read_only=who.read_only,
         )

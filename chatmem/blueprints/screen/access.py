@@ -24,20 +24,17 @@ from functools import wraps
 from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
-from flask import current_app, flash, jsonify, redirect, render_template, request, url_for
+from flask import current_app, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import validate_csrf
 from wtforms import ValidationError
 
-from ..errors import ChatmemError, Forbidden, Unauthorized
+from ...core import current_memory
+from ...errors import ChatmemError, Forbidden, Unauthorized
+from ..http_errors import http_error
 
 CAPABILITY = "manage_options"
 F = TypeVar("F", bound=Callable[..., ResponseReturnValue])
-
-
-def memory() -> Any:
-    """The ChatMemory object of the running app."""
-    return current_app.extensions["chatmem"].memory
 
 
 def current_user() -> Any:
@@ -95,11 +92,11 @@ def refusal(*, changes_state: bool) -> ResponseReturnValue | None:
             if to_login is not None:
                 return to_login
         return error_response(Unauthorized("Sign in to use the Memory screen."))
-    if not memory().can(user, CAPABILITY):
+    if not current_memory().can(user, CAPABILITY):
         return error_response(
             Forbidden(f"The Memory screen needs the {CAPABILITY} capability."), page="refused"
         )
-    if not memory().licensed():
+    if not current_memory().licensed():
         locked = Forbidden(
             "Project memory is a Pro feature: activate a Pro licence to use it.",
             details={"reason": "licence"},
@@ -146,7 +143,7 @@ def admin_only(*, changes_state: bool) -> Callable[[F], F]:
 def error_response(error: ChatmemError, *, page: str = "refused") -> ResponseReturnValue:
     """JSON `{"error": ...}` for scripts, a small page for browsers."""
     if wants_json():
-        return jsonify({"error": error.to_dict()}), error.status
+        return http_error(error)
     upgrade_url = _upgrade_url() if page == "locked" else None
     html = render_template(f"chatmem/{page}.html", error=error, upgrade_url=upgrade_url)
     return html, error.status
@@ -171,7 +168,7 @@ def flash_back(
 
 def _upgrade_url() -> str | None:
     """CHATMEM_UPGRADE_URL when it is a web or relative address (never javascript:)."""
-    url = str(memory().config("CHATMEM_UPGRADE_URL") or "").strip()
+    url = str(current_memory().config("CHATMEM_UPGRADE_URL") or "").strip()
     parts = urlsplit(url)
     if parts.scheme in ("http", "https") or (url.startswith("/") and not url.startswith("//")):
         return url

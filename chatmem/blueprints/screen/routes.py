@@ -18,28 +18,29 @@ from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError
 from werkzeug.wrappers import Response
 
-from .. import inputs, text, tokens
-from ..errors import ChatmemError, Conflict, Forbidden, InvalidParams, NotFound, PayloadTooLarge
-from ..extension import user_id_of
-from ..memory import guidance, held, history, ledger, listing, screening, transfer
-from ..memory.models import ENFORCED_SEVERITIES, STATUSES, ApiToken, Guidance, Session, utcnow
-from ..memory.screening import Flag
-from ..memory.settings import SETTINGS
-from .screen_access import (
+from ... import inputs, text
+from ...auth import tokens
+from ...core import current_memory
+from ...errors import ChatmemError, Conflict, Forbidden, InvalidParams, NotFound, PayloadTooLarge
+from ...memory import guidance, held, history, ledger, listing, screening, transfer
+from ...memory.models import ENFORCED_SEVERITIES, STATUSES, ApiToken, Guidance, Session, utcnow
+from ...memory.screening import Flag
+from ...memory.settings import SETTINGS
+from ...permissions import user_id_of
+from .access import (
     admin_only,
     current_user,
     error_response,
     flash_back,
-    memory,
     wants_json,
 )
-from .screen_view import SETTING_LABELS, helpers, visible
+from .view import SETTING_LABELS, helpers, visible
 
 bp = Blueprint(
     "chatmem_memory",
     __name__,
-    template_folder="../templates",
-    static_folder="../static/chatmem",
+    template_folder="../../templates",
+    static_folder="../../static/chatmem",
     static_url_path="/static",
 )
 
@@ -61,7 +62,7 @@ TABS = (*listing.TABS, "waiting", "tokens")
 @bp.get("")
 @admin_only(changes_state=False)
 def index() -> ResponseReturnValue:
-    db = memory().db
+    db = current_memory().db
     tab = _tab(request.args.get("tab", "pending"))
     held.expire_due(db)  # a grant past its time is not shown as allowed
     counts = listing.counts(db) | {
@@ -80,7 +81,7 @@ def index() -> ResponseReturnValue:
         calls = held.waiting(db, offset=offset, limit=listing.PER_PAGE)
         page = listing.Page(calls, number, counts["waiting"])
         sources = {}
-        resolve = memory()._post_type_resolver
+        resolve = current_memory()._post_type_resolver
         words = {call.id: held.describe(call, resolve) for call in calls}
         rules = held.rules_of(db, calls)
     elif tab == "history":
@@ -94,10 +95,10 @@ def index() -> ResponseReturnValue:
     rejected = guidance.rejections(db, (e.id for e in page.items)) if tab == "rejected" else {}
     if tab == "pending":
         # Fresh, not stored: the active guidance may have changed since the proposal.
-        flags = memory().screen_entries(page.items)
+        flags = current_memory().screen_entries(page.items)
         # What each proposed block (ask) guardrail would refuse (hold) once approved.
         dry_runs = {
-            e.id: memory().dry_run(e.target, limit=DRY_RUN_SHOWN, severity=e.severity)
+            e.id: current_memory().dry_run(e.target, limit=DRY_RUN_SHOWN, severity=e.severity)
             for e in page.items
             if e.type == "guardrail" and e.severity in ENFORCED_SEVERITIES and e.target
         }
@@ -110,13 +111,13 @@ def index() -> ResponseReturnValue:
         flags=flags,
         dry_runs=dry_runs,
         rejected=rejected,
-        refuses_rejected=memory().config("CHATMEM_REJECTED_REPROPOSALS") == "refuse",
+        refuses_rejected=current_memory().config("CHATMEM_REJECTED_REPROPOSALS") == "refuse",
         upload_max_mb=transfer.UPLOAD_MAX_BYTES // (1024 * 1024),
         words=words,
         rules=rules,
-        grant_minutes=memory().config("CHATMEM_ASK_GRANT_MINUTES"),
-        snapshot=memory().snapshot(),
-        block=memory().block(),
+        grant_minutes=current_memory().config("CHATMEM_ASK_GRANT_MINUTES"),
+        snapshot=current_memory().snapshot(),
+        block=current_memory().block(),
         token_state=tokens.state_of,
         **helpers(),
     )
@@ -125,7 +126,7 @@ def index() -> ResponseReturnValue:
 @bp.get("/sessions/<session_id>")
 @admin_only(changes_state=False)
 def session_record(session_id: str) -> ResponseReturnValue:
-    db = memory().db
+    db = current_memory().db
     record = db.session.get(Session, session_id) if session_id.isprintable() else None
     if record is None:
         return error_response(NotFound("No such session."))
@@ -134,7 +135,7 @@ def session_record(session_id: str) -> ResponseReturnValue:
         record=record,
         rows=ledger.entries(db, session_id),
         proposed=listing.proposed_in(db, session_id),
-        conversation_url=memory().url_of_conversation,
+        conversation_url=current_memory().url_of_conversation,
         **helpers(),
     )
 
@@ -143,7 +144,7 @@ def session_record(session_id: str) -> ResponseReturnValue:
 @admin_only(changes_state=False)
 def entry_history(entry_id: int) -> ResponseReturnValue:
     """One entry's page: every version with a diff, its audit trail, hits and session."""
-    db = memory().db
+    db = current_memory().db
     entry = db.session.get(Guidance, entry_id)
     if entry is None:
         return error_response(NotFound("No such entry."))
@@ -165,7 +166,7 @@ def entry_history(entry_id: int) -> ResponseReturnValue:
 @admin_only(changes_state=False)
 def hits(entry_id: int) -> ResponseReturnValue:
     """The calls this guardrail refused, newest first."""
-    db = memory().db
+    db = current_memory().db
     entry = db.session.get(Guidance, entry_id)
     if entry is None:
         return error_response(NotFound("No such entry."))
@@ -192,7 +193,7 @@ def dry_run() -> ResponseReturnValue:
     except ChatmemError as error:
         return jsonify({"error": error.to_dict()}), error.status  # a JSON route, for the forms
     severity = "ask" if request.args.get("severity") == "ask" else "block"
-    result = memory().dry_run(target, limit=DRY_RUN_SHOWN, severity=severity)
+    result = current_memory().dry_run(target, limit=DRY_RUN_SHOWN, severity=severity)
     return jsonify(
         {
             "target": target,
@@ -213,7 +214,7 @@ def dry_run() -> ResponseReturnValue:
 def add() -> ResponseReturnValue:
     try:
         fields = {k: v for k, v in _fields().items() if k in guidance.EDITABLE}
-        entry = guidance.admin_add(memory().db, fields, actor_id=_actor_id())
+        entry = guidance.admin_add(current_memory().db, fields, actor_id=_actor_id())
     except ChatmemError as error:
         return _failed(error, "active")
     return _done(entry, f"Added “{entry.title}”: active now.", "active", status=201)
@@ -280,7 +281,7 @@ def export() -> ResponseReturnValue:
                 f"status must be one of {', '.join(STATUSES)}.", details={"field": "status"}
             )
         )
-    mem = memory()
+    mem = current_memory()
     document = transfer.export_document(
         mem.db, wanted, server_name=mem.server_name, name_of=helpers()["user_name"]
     )
@@ -306,7 +307,7 @@ def import_memory() -> ResponseReturnValue:
         finally:
             upload.close()  # a large upload is spooled to a temporary file: free it now
         result = transfer.import_document(
-            memory().db,
+            current_memory().db,
             transfer.parse(raw),
             actor_id=_actor_id(),
             keep_status=_bool_field(request.form.get("keep_status")),
@@ -348,7 +349,7 @@ def settings() -> ResponseReturnValue:
                 f"name must be one of {', '.join(SETTINGS)}.", details={"field": "name"}
             )
         value = _bool(fields.get("value"))
-        snapshot = memory().set_setting(name, value, actor=current_user())
+        snapshot = current_memory().set_setting(name, value, actor=current_user())
     except ChatmemError as error:
         if _settings_wants_page():
             return _failed(error, str(fields.get("tab") or "pending"))
@@ -365,7 +366,7 @@ def settings() -> ResponseReturnValue:
 def revoke_token(token_id: int) -> ResponseReturnValue:
     """Revoke anyone's API token (audited as this curator's `token_revoke`)."""
     try:
-        token = tokens.revoke(memory().db, token_id, actor_id=_actor_id())
+        token = tokens.revoke(current_memory().db, token_id, actor_id=_actor_id())
     except ChatmemError as error:
         return _failed(error, "tokens")
     owner = helpers()["user_name"](token.user_id)
@@ -403,7 +404,7 @@ def token_json(token: ApiToken) -> dict[str, Any]:
 def _apply(
     entry_id: int, action: str, fields: dict[str, Any], version: int | None
 ) -> tuple[Guidance, str]:
-    db, actor = memory().db, _actor_id()
+    db, actor = current_memory().db, _actor_id()
     anyway = _bool_field(fields.get("anyway"))
     if action == "edit":
         current = guidance.get(db, entry_id)
@@ -455,7 +456,7 @@ def _screened(
     """
     if version is not None and entry.version != version:
         return []  # stale: the domain refuses it with its own message
-    flags = memory().screen(screening.fields_of(entry, changes), entry_id=entry.id)
+    flags = current_memory().screen(screening.fields_of(entry, changes), entry_id=entry.id)
     if flags and not anyway:
         reasons = " ".join(flag.reason for flag in flags)
         raise Conflict(
@@ -476,7 +477,7 @@ def _done(entry: Guidance, message: str, tab: str, status: int = 200) -> Respons
 
 
 def _failed(error: ChatmemError, tab: str) -> ResponseReturnValue:
-    memory().db.session.rollback()
+    current_memory().db.session.rollback()
     if wants_json():
         return jsonify({"error": error.to_dict()}), error.status
     return flash_back(error.message, "error", _tab(tab), request.form.get("page"))
@@ -574,7 +575,7 @@ def _headers(response: Response) -> Response:
     """Pages carry CSRF tokens and agent-written text: never cache, never frame."""
     if request.endpoint != "chatmem_memory.static":
         response.headers.setdefault("Cache-Control", "no-store")
-        csp = memory().config("CHATMEM_SCREEN_CSP")
+        csp = current_memory().config("CHATMEM_SCREEN_CSP")
         if csp:
             response.headers.setdefault("Content-Security-Policy", str(csp))
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
@@ -587,7 +588,7 @@ def _navigation() -> dict[str, Any]:
     """For the host's navigation: the badge count (queried only when called) and the link."""
 
     def chatmem_pending_count() -> int:
-        return int(memory().pending_count())
+        return int(current_memory().pending_count())
 
     def chatmem_memory_url(**params: Any) -> str:
         return url_for("chatmem_memory.index", **params)
@@ -596,7 +597,3 @@ def _navigation() -> dict[str, Any]:
         "chatmem_pending_count": chatmem_pending_count,
         "chatmem_memory_url": chatmem_memory_url,
     }
-
-
-# The Waiting calls tab's decisions live in their own module, on this blueprint.
-from . import screen_held  # noqa: E402, F401

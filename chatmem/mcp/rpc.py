@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .extension import ChatMemory
+    from .core import MemoryCore
     from .memory.settings import Snapshot
 
 HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
@@ -76,10 +76,12 @@ def unsupported_version(requested: Any) -> RpcError:
 class Caller:
     """One request's view: which era, who, and how to find its session."""
 
-    memory: ChatMemory
+    memory: MemoryCore
     user: Any
     modern: bool
-    session_for: Any  # (tool: Tool) -> str | None
+    # The handshake-era session, or the key the dispatcher groups a token's calls by.
+    session_id: str | None = None
+    session_key: str | None = None
     snapshot: Snapshot | None = None  # the state row read for this request
     read_only: bool = False  # a read-only token: read-only tools only
 

@@ -23,11 +23,11 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import mcp_rpc as rpc
-from .errors import ChatmemError, Forbidden, MemoryDisabled
+from ..errors import ChatmemError, Forbidden, MemoryDisabled
+from . import rpc
 
 if TYPE_CHECKING:
-    from .mcp_rpc import Caller
+    from .rpc import Caller
 
 BLOCK_URI = "chatmem://memory/block"
 GUIDANCE_TEMPLATE = "chatmem://guidance/{id}"

@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
-from . import mcp_resources
-from .errors import ChatmemError
-from .mcp_rpc import (
+from ..errors import ChatmemError, NotFound
+from ..tools import Tool
+from . import resources
+from .rpc import (
     ALL_VERSIONS,
     HANDSHAKE_VERSIONS,
     INVALID_PARAMS,
@@ -28,10 +29,9 @@ from .mcp_rpc import (
     complete,
     uncached,
 )
-from .tools import Tool, validate
 
 if TYPE_CHECKING:
-    from .extension import ChatMemory
+    from .core import MemoryCore
 
 
 def server_version() -> str:
@@ -49,7 +49,7 @@ def capabilities() -> dict[str, Any]:
     }
 
 
-def initialize(memory: ChatMemory, params: Mapping[str, Any]) -> dict[str, Any]:
+def initialize(memory: MemoryCore, params: Mapping[str, Any]) -> dict[str, Any]:
     """The handshake result: echo a version we speak, else offer our newest."""
     requested = params.get("protocolVersion")
     version = requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[0]
@@ -121,24 +121,21 @@ def call_tool(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
         arguments = {}
     if not isinstance(arguments, dict):
         raise RpcError(INVALID_PARAMS, "params.arguments must be an object.")
-    memory = caller.memory
-    tool = memory.registry.find(name, memory.server_name)
-    if tool is None:
-        raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     try:
-        # Arguments the dispatcher would refuse must not start a session first:
-        # a refused call writes nothing (SPEC §11).
-        arguments = validate(tool, arguments)
-        session_id = caller.session_for(tool)
-        result = memory.call_tool(
-            tool.name,
+        result = caller.memory.call_tool(
+            name,
             arguments,
             user=caller.user,
-            session_id=session_id,
+            session_id=caller.session_id,
+            session_key=caller.session_key,
             channel="mcp",
             snapshot=caller.snapshot,
             read_only=caller.read_only,
         )
+    except NotFound as error:
+        if error.details.get("tool") == name:  # MCP: an unknown tool is a protocol error
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}") from None
+        return complete(caller, tool_result({"error": error.to_dict()}, is_error=True))
     except ChatmemError as error:
         return complete(caller, tool_result({"error": error.to_dict()}, is_error=True))
     return complete(caller, tool_result(result, is_error=False))
@@ -154,7 +151,7 @@ def handle(caller: Caller, method: str, params: Mapping[str, Any]) -> dict[str, 
         return call_tool(caller, params)
     if method == "server/discover" and caller.modern:
         return discover(caller)
-    answer = mcp_resources.handle(caller, method, params)
+    answer = resources.handle(caller, method, params)
     if answer is not None:
         return answer
     raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")

@@ -15,12 +15,12 @@ from . import ratelimit
 from .tokens import Bearer, authenticate
 
 if TYPE_CHECKING:
-    from .extension import ChatMemory
-    from .memory.settings import Snapshot
+    from ..core import MemoryCore
+    from ..memory.settings import Snapshot
 
 
 def admit(
-    memory: ChatMemory, authorization: str | None, snapshot: Snapshot | None = None
+    memory: MemoryCore, authorization: str | None, snapshot: Snapshot | None = None
 ) -> Bearer:
     """The token's user, counted against the token's rate limit (Unauthorized, RateLimited)."""
     who = authenticate(memory, authorization, snapshot or memory.snapshot())

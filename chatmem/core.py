@@ -1,0 +1,478 @@
+"""chatmem's Python API: the object every route, command and host talks to.
+
+`ChatMemory` (extension.py) is this plus the Flask wiring: blueprints, the
+CLI and the background sweeper. The routes and commands type against
+`MemoryCore` and reach it with `current_memory()`, so nothing below the
+extension imports it back. Per-app state (settings, the dispatcher, the
+revision cache) lives in ``app.extensions["chatmem"]``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from flask import current_app
+from flask_sqlalchemy import SQLAlchemy
+
+from .config import Settings
+from .dispatch import DbSessions, Dispatcher, Refusal
+from .memory import block as _block
+from .memory import held as _held
+from .memory import jobs as _jobs
+from .memory import screening as _screening
+from .memory import sessions as _sessions
+from .memory import settings as _settings
+from .memory import tools as _memory_tools
+from .memory.dry_run import DryRun
+from .memory.dry_run import dry_run as _dry_run
+from .memory.models import Base
+from .memory.recall_page import Ordered
+from .permissions import Permissions, user_id_of, user_name_of
+from .revision import RevisionCache
+from .tools import CallContext, Tool, ToolRegistry
+
+if TYPE_CHECKING:
+    from .background import BackgroundSweeper
+
+log = logging.getLogger("chatmem")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class AppState:
+    """What chatmem keeps per Flask app."""
+
+    memory: MemoryCore
+    settings: Settings
+    cache: RevisionCache
+    dispatcher: Dispatcher
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    sweeper: BackgroundSweeper | None = None
+
+
+def current_memory() -> MemoryCore:
+    """The ChatMemory of the current app (routes and commands)."""
+    state: AppState = current_app.extensions["chatmem"]
+    return state.memory
+
+
+class MemoryCore:
+    def __init__(self, *, db: SQLAlchemy) -> None:
+        if not isinstance(db, SQLAlchemy):
+            raise TypeError("ChatMemory needs db=<your flask_sqlalchemy.SQLAlchemy instance>.")
+        self.db = db
+        self.registry = ToolRegistry()
+        self.permissions = Permissions()
+        self._post_type_resolver: Callable[[Any], str | None] | None = None
+        self._transcript_loader: Callable[[str], str | None] | None = None
+        self._conversation_url: Callable[[str], str | None] | None = None
+        _memory_tools.register(self.registry)
+
+    def _new_state(self, settings: Settings) -> AppState:
+        """The per-app state: the dispatcher and its collaborators, put together once."""
+        server_name = str(settings["CHATMEM_SERVER_NAME"])
+        cache = RevisionCache(self.db, server_name, lambda: self._post_type_resolver)
+        dispatcher = Dispatcher(
+            self.registry,
+            db=self.db,
+            server_name=server_name,
+            permissions=self.permissions,
+            state=_settings.Reader(self.db),
+            guardrails=cache,
+            sessions=DbSessions(self.db, settings),
+            limits=settings,
+        )
+        return AppState(memory=self, settings=settings, cache=cache, dispatcher=dispatcher)
+
+    # -- host hooks ---------------------------------------------------------
+
+    def tool(
+        self,
+        *,
+        name: str,
+        description: str,
+        input_schema: dict[str, Any],
+        read_only: bool = False,
+        output_schema: dict[str, Any] | None = None,
+        capability: str = "edit_posts",
+        title: str | None = None,
+    ) -> Callable[[F], F]:
+        """Register a host tool; it then runs through the same dispatch path."""
+
+        def decorator(func: F) -> F:
+            self.registry.register(
+                Tool(
+                    name=name,
+                    description=description,
+                    input_schema=input_schema,
+                    func=func,
+                    read_only=read_only,
+                    output_schema=output_schema,
+                    capability=capability,
+                    title=title,
+                )
+            )
+            return func
+
+        return decorator
+
+    def capability_checker(self, func: Callable[[Any, str], bool]) -> Callable[[Any, str], bool]:
+        self.permissions.capability_checker = func
+        return func
+
+    def license_checker(self, func: Callable[[], bool]) -> Callable[[], bool]:
+        self.permissions.license_checker = func
+        return func
+
+    def user_loader(self, func: Callable[[str], Any]) -> Callable[[str], Any]:
+        """`(user_id) -> user | None`: how API tokens and the CLI find a user."""
+        self.permissions.user_loader = func
+        return func
+
+    def user_by_name(self, func: Callable[[str], Any]) -> Callable[[str], Any]:
+        """`(username) -> user | None`: how `flask chatmem token create <username>` finds a user."""
+        self.permissions.user_by_name = func
+        return func
+
+    def user_fingerprint(self, func: Callable[[Any], str]) -> Callable[[Any], str]:
+        """`(user) -> str`: who a user is beyond its id, to bind API tokens to them.
+
+        A token stops working when its user's fingerprint no longer matches the
+        one it was made with, so a deleted user's id given to someone new does
+        not hand them the token. Default: the user's name (`user_name_of`).
+        """
+        self.permissions.user_fingerprint = func
+        return func
+
+    def post_type_resolver(self, func: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
+        self._post_type_resolver = func
+        return func
+
+    def transcript_loader(self, func: Callable[[str], str | None]) -> Callable[[str], str | None]:
+        """`(session_id) -> str | None`: the conversation text of a session the sweep ends.
+
+        The sweep has no conversation at hand, so without this hook an idle
+        session's auto-summary sees only its digest.
+        """
+        self._transcript_loader = func
+        return func
+
+    def conversation_url(self, func: Callable[[str], str | None]) -> Callable[[str], str | None]:
+        """`(session_id) -> str | None`: where the host shows that session's conversation.
+
+        The Memory screen's session page links to it. Return None for a
+        session with no conversation page (an MCP client's, say).
+        """
+        self._conversation_url = func
+        return func
+
+    def url_of_conversation(self, session_id: str) -> str | None:
+        """The host's link for a session's conversation, when it gives a safe one."""
+        if self._conversation_url is None:
+            return None
+        try:
+            url = self._conversation_url(session_id)
+        except Exception:
+            log.exception("conversation_url failed for session %s", session_id)
+            return None
+        # Only web or site-relative addresses: never javascript: in an href.
+        if url and (url.startswith(("http://", "https://")) or url.startswith("/")):
+            return None if url.startswith("//") else url
+        return None
+
+    # -- state --------------------------------------------------------------
+
+    def _state(self) -> AppState:
+        try:
+            state: AppState = current_app.extensions["chatmem"]
+        except (KeyError, RuntimeError):
+            raise RuntimeError(
+                "chatmem is not initialised on this app: did you call memory.init_app(app), "
+                "and are you inside an app context?"
+            ) from None
+        if state.memory is not self:
+            raise RuntimeError("This app was initialised with a different ChatMemory object.")
+        return state
+
+    @property
+    def settings(self) -> Settings:
+        """The app's CHATMEM_* settings, as read (and checked) by init_app."""
+        return self._state().settings
+
+    def config(self, key: str) -> Any:
+        return self._state().settings[key]
+
+    def reload_settings(self) -> None:
+        """Read the CHATMEM_* settings again after the app's config changed at run time."""
+        state = self._state()
+        current_app.extensions["chatmem"] = self._new_state(Settings(current_app.config))
+        current_app.extensions["chatmem"].sweeper = state.sweeper
+
+    @property
+    def server_name(self) -> str:
+        return str(self.config("CHATMEM_SERVER_NAME"))
+
+    @property
+    def dispatcher(self) -> Dispatcher:
+        return self._state().dispatcher
+
+    def upgrade_db(self, revision: str = "head") -> None:
+        """Run chatmem's migrations on the app's engine (what `flask chatmem db upgrade` does)."""
+        from .migrate import upgrade
+
+        self._state()
+        self.db.session.remove()  # no open transaction may hold the tables
+        upgrade(self.db.engine, revision)
+
+    def create_all(self) -> None:
+        """Create chatmem's tables (tests and quick starts; production uses migrations)."""
+        self._state()
+        Base.metadata.create_all(self.db.engine)
+        _settings.ensure_state_row(self.db)
+        self.db.session.commit()
+
+    def snapshot(self) -> _settings.Snapshot:
+        """The revision and switches, read fresh from the database."""
+        return _settings.read(self.db)
+
+    def set_setting(self, name: str, value: bool, *, actor: Any) -> _settings.Snapshot:
+        return _settings.set_setting(self.db, name, value, actor_id=user_id_of(actor))
+
+    def approved_guidance(self, snapshot: _settings.Snapshot) -> Ordered[dict[str, Any]]:
+        """Active guidance as `recall` shows it, in its order, at this revision.
+
+        Every change to active guidance bumps the revision in the same
+        transaction, so this is exactly what the query would return. Shared,
+        not copied: `recall` copies only the page it sends.
+        """
+        return self._state().cache.at(snapshot).approved
+
+    def screen(
+        self,
+        fields: dict[str, Any],
+        *,
+        entry_id: int | None = None,
+        snapshot: _settings.Snapshot | None = None,
+    ) -> list[_screening.Flag]:
+        """Poisoning flags for a proposal (or an edit of entry `entry_id`), fresh."""
+        index = self._state().cache.screening(snapshot or self.snapshot())
+        return _screening.screen(
+            self.db, fields, index, entry_id=entry_id, name_of=self.permissions.actor_name
+        )
+
+    def screen_entries(self, entries: list[Any]) -> dict[int, list[_screening.Flag]]:
+        """Poisoning flags for stored proposals (the pending tab), fresh."""
+        index = self._state().cache.screening(self.snapshot())
+        return _screening.screen_entries(self.db, entries, index, self.permissions.actor_name)
+
+    def known_tokens(self, snapshot: _settings.Snapshot) -> dict[str, Any]:
+        """This worker's valid API tokens at this revision (revoking one bumps it)."""
+        return self._state().cache.at(snapshot).tokens
+
+    # -- permissions (the host's hooks, see permissions.py) -------------------
+
+    def can(self, user: Any, capability: str) -> bool:
+        return self.permissions.can(user, capability)
+
+    def licensed(self) -> bool:
+        return self.permissions.licensed(bool(self.config("CHATMEM_LICENSE_ACTIVE")))
+
+    def load_user(self, user_id: str) -> Any:
+        return self.permissions.load_user(user_id)
+
+    def fingerprint_of(self, user: Any) -> str:
+        return self.permissions.fingerprint_of(user)
+
+    def load_user_by_name(self, username: str) -> Any:
+        return self.permissions.load_user_by_name(username)
+
+    # -- injection and enforcement -------------------------------------------
+
+    def block(self) -> _block.Block:
+        """The current block with what the cap left out ('' text when none)."""
+        snapshot = self.snapshot()
+        if not snapshot.memory_enabled:
+            return _block.EMPTY
+        return self._state().cache.at(snapshot).block
+
+    def pending_count(self) -> int:
+        """Proposals waiting for review plus calls waiting for approval: the badge number."""
+        from sqlalchemy import func, select
+
+        from .memory.models import Guidance
+
+        query = select(func.count()).select_from(Guidance).where(Guidance.status == "pending")
+        return int(self.db.session.scalar(query) or 0) + _held.waiting_count(self.db)
+
+    def system_context(self) -> str:
+        """The `## Project memory` block for a new conversation, or ''."""
+        return self.block().text
+
+    def guardrail_for(
+        self, tool_name: str, arguments: dict[str, Any], snapshot: _settings.Snapshot
+    ) -> Refusal | None:
+        """The refusal an active guardrail gives this call, or None (see revision.py)."""
+        return self._state().cache.guardrail_for(tool_name, arguments, snapshot)
+
+    def dry_run(
+        self, target: str, *, days: int | None = None, limit: int = 20, severity: str = "block"
+    ) -> DryRun:
+        """What a `block` (or `ask`) guardrail with this target would have refused (held) lately.
+
+        Read-only: the calls in the last `days` days (default
+        CHATMEM_DRY_RUN_DAYS) of the change ledger that the enforcement
+        matcher refuses with this target, counted, and the newest `limit`.
+        """
+        return _dry_run(
+            self.db,
+            target,
+            server_name=self.server_name,
+            resolve_post_type=self._post_type_resolver,
+            days=days or self.config("CHATMEM_DRY_RUN_DAYS"),
+            limit=limit,
+            severity="ask" if severity == "ask" else "block",
+        )
+
+    def held_call(self, request_id: Any) -> dict[str, Any] | None:
+        """A held call's state, for a host's "Waiting for approval" card (read-only).
+
+        `state` is waiting, allowed, denied, expired or used; a grant past its
+        time reads as expired. None for an unknown id.
+        """
+        if isinstance(request_id, bool) or not isinstance(request_id, int):
+            return None
+        _held.expire_due(self.db, where=(_held.HeldCall.id == request_id,))
+        call = self.db.session.get(_held.HeldCall, request_id)
+        if call is None:
+            return None
+        return {
+            "id": call.id,
+            "tool": call.tool,
+            "user_id": call.user_id,
+            "state": call.state,
+            "note": call.note,
+            "expires_at": f"{call.expires_at.isoformat()}Z" if call.expires_at else None,
+        }
+
+    # -- the Python channel -------------------------------------------------
+
+    def context_for(self, user: Any, *, channel: str, session_id: str | None = None) -> CallContext:
+        return CallContext(
+            memory=self,
+            user=user,
+            user_id=user_id_of(user) if user is not None else "",
+            user_name=user_name_of(user) if user is not None else "",
+            channel=channel,
+            session_id=session_id,
+        )
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Any,
+        *,
+        user: Any,
+        session_id: str | None = None,
+        session_key: str | None = None,
+        channel: str = "python",
+        snapshot: _settings.Snapshot | None = None,
+        read_only: bool = False,
+    ) -> dict[str, Any]:
+        """Run a tool through the one dispatch path; raises ChatmemError.
+
+        `snapshot` is for the MCP and REST endpoints: the state row they read
+        for this very request (to check its token), so the call need not read
+        it again. Anything older would check the call against stale guardrails.
+        `read_only=True` (a read-only token's calls) refuses any tool that is
+        not read-only with `forbidden`. `session_key` is a client's own name for
+        its session (see `sessions.for_client`), used when no `session_id` is given.
+        """
+        dispatcher = self._state().dispatcher
+        context = self.context_for(user, channel=channel, session_id=session_id or None)
+        context.session_key = session_key
+        context.snapshot = snapshot
+        context.read_only = read_only
+        return dispatcher.call(name, arguments, context)
+
+    def visible_tools(
+        self, user: Any, *, read_only: bool = False, snapshot: _settings.Snapshot | None = None
+    ) -> list[Tool]:
+        """The tools this caller may call now: what tools/list, REST and the chat offer."""
+        enabled = (snapshot or self.snapshot()).memory_enabled
+        return self.registry.visible_to(
+            user, self.permissions, memory_enabled=enabled, read_only=read_only
+        )
+
+    def start_session(self, user: Any, channel: str, *, external_key: str | None = None) -> str:
+        """Start a session and return its id ('' when memory is switched off)."""
+        self._state()
+        if not self.snapshot().memory_enabled:
+            return ""
+        return _sessions.start(
+            self.db,
+            user_id=user_id_of(user),
+            user_name=user_name_of(user),
+            channel=channel,
+            external_key=external_key,
+        ).id
+
+    def end_session(self, session_id: str, transcript: str | None = None) -> None:
+        """End a session: digest it and queue an auto-summary if that is on."""
+        self._state()
+        if session_id and self.snapshot().memory_enabled:
+            _sessions.end(self.db, session_id, transcript=transcript)
+
+    def sweep(self) -> int:
+        """End idle sessions (with their transcripts, if the host can load them)."""
+        minutes = float(self.config("CHATMEM_SESSION_IDLE_MINUTES"))
+        # Grants past their time are ledgered first, so an ending session's digest has them.
+        _held.expire_due(self.db)
+        ids = _sessions.idle_ids(self.db, timedelta(minutes=minutes))
+        for session_id in ids:
+            _sessions.end(self.db, session_id, transcript=self._transcript_of(session_id))
+        return len(ids)
+
+    def _transcript_of(self, session_id: str) -> str | None:
+        if self._transcript_loader is None:
+            return None
+        try:
+            return self._transcript_loader(session_id)
+        except Exception:
+            # A host bug must not stop the sweep: the digest alone still records it.
+            log.exception("transcript_loader failed for session %s", session_id)
+            self.db.session.rollback()
+            return None
+
+    # -- auto-summary jobs ----------------------------------------------------
+
+    def job_policy(self) -> _jobs.Policy:
+        return _jobs.Policy(
+            lease=timedelta(seconds=float(self.config("CHATMEM_JOB_LEASE_SECONDS"))),
+            max_attempts=int(self.config("CHATMEM_JOB_MAX_ATTEMPTS")),
+            backoff=timedelta(seconds=float(self.config("CHATMEM_JOB_BACKOFF_SECONDS"))),
+            backoff_max=timedelta(seconds=float(self.config("CHATMEM_JOB_BACKOFF_MAX_SECONDS"))),
+            input_max=int(self.config("CHATMEM_SUMMARY_INPUT_MAX")),
+        )
+
+    def run_due_jobs(self, *, limit: int = 20, now: datetime | None = None) -> _jobs.Stats:
+        """Run due auto-summary jobs: claim, ask the provider, store or schedule a retry.
+
+        Commits the current database session first. Safe in several processes
+        at once (claims are atomic). With Memory off nothing runs and jobs wait;
+        with Auto-summarize off or provider ``none`` due jobs finish at once as
+        digest only, without any provider call.
+        """
+        settings = self.settings
+        snapshot = self.snapshot()
+        if not snapshot.memory_enabled:
+            return _jobs.Stats()
+        from .providers import provider_from_config
+
+        digest_only = not snapshot.auto_summarize or settings["CHATMEM_PROVIDER"] == "none"
+        factory = None if digest_only else (lambda: provider_from_config(settings))
+        return _jobs.run_due(self.db, factory, self.job_policy(), now=now, limit=limit)

@@ -1,0 +1,128 @@
+"""What one process derives from the active guidance, kept until the revision moves.
+
+One row (`chatmem_state`) holds the revision, and every change that affects
+the block, the guardrails or the tokens bumps it in the same transaction. A
+request reads that row once (a `Snapshot`); this cache is rebuilt only when
+the snapshot's revision differs from the one it was built at.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import ApprovalRequired, BlockedByMemory
+from .memory import block as _block
+from .memory import guidance as _guidance
+from .memory import screening as _screening
+from .memory.guardrails import GuardrailIndex
+from .memory.models import guidance_record
+from .memory.recall_page import Ordered
+from .text import for_agents_record
+
+if TYPE_CHECKING:
+    from flask_sqlalchemy import SQLAlchemy
+
+    from .memory.settings import Snapshot
+
+log = logging.getLogger("chatmem")
+
+
+@dataclass
+class Derived:
+    """The block, guardrail index and recall order at one revision."""
+
+    revision: int = -1
+    block: _block.Block = _block.EMPTY
+    guardrails: GuardrailIndex = field(default_factory=GuardrailIndex)
+    # What a topic-less `recall` pages through as guidance, in recall's order.
+    approved: Ordered[dict[str, Any]] = field(default_factory=lambda: Ordered((), ()))
+    # API tokens seen valid at this revision (token hash -> KnownToken); see tokens.py.
+    tokens: dict[str, Any] = field(default_factory=dict)
+    # Active guidance indexed for screening proposals; built on first use.
+    screening: _screening.ActiveIndex | None = None
+
+
+class RevisionCache:
+    """One app's derived state, shared by its threads, rebuilt when the revision moves."""
+
+    def __init__(
+        self,
+        db: SQLAlchemy,
+        server_name: str,
+        resolve_post_type: Callable[[], Callable[[Any], str | None] | None],
+    ) -> None:
+        self.db = db
+        self.server_name = server_name
+        # Read at each check: the host may register its resolver after init_app.
+        self._resolve_post_type = resolve_post_type
+        self._derived = Derived()
+        self._lock = threading.Lock()
+        # The newest screening index, so the next revision's rebuild reuses its entries.
+        self._screening: _screening.ActiveIndex | None = None
+
+    def at(self, snapshot: Snapshot) -> Derived:
+        derived = self._derived
+        if derived.revision == snapshot.revision:
+            return derived
+        with self._lock:
+            if self._derived.revision != snapshot.revision:
+                entries = _block.active_entries(self.db)
+                self._derived = Derived(
+                    revision=snapshot.revision,
+                    block=_block.compose(entries),
+                    guardrails=GuardrailIndex.build(entries, self.server_name),
+                    approved=Ordered.of(
+                        entries,
+                        lambda e: for_agents_record(guidance_record(e), _guidance.WRITTEN),
+                    ),
+                )
+            return self._derived
+
+    def screening(self, snapshot: Snapshot) -> _screening.ActiveIndex:
+        """Active guidance indexed for screening, built on first use (few revisions screen)."""
+        derived = self.at(snapshot)
+        if derived.screening is None:
+            with self._lock:
+                if derived.screening is None:
+                    index = _screening.ActiveIndex.load(self.db, self.server_name, self._screening)
+                    derived.screening = self._screening = index
+        return derived.screening
+
+    def guardrail_for(
+        self, tool_name: str, arguments: dict[str, Any], snapshot: Snapshot
+    ) -> BlockedByMemory | ApprovalRequired | None:
+        """The refusal for this call, or None when no active guardrail matches.
+
+        `ApprovalRequired` (an `ask` rule matched) is not final: the dispatcher
+        hands it to `memory.held.gate`, which holds the call, refuses it, or
+        finds the grant that lets it run.
+        """
+        index = self.at(snapshot).guardrails
+        if not len(index):
+            return None
+        try:
+            rule = index.match(tool_name, arguments, self._resolve_post_type())
+        except Exception:
+            # Fail closed: a guardrail on a post type we could not resolve.
+            log.exception("post type resolver failed; refusing %s", tool_name)
+            return BlockedByMemory(
+                f"{tool_name} was refused: the post type could not be checked against the "
+                "site's guardrails.",
+                details={"guidance_id": None, "title": "post type check failed"},
+            )
+        if rule is None:
+            return None
+        found = {"guidance_id": rule.id, "title": rule.title, "target": rule.target}
+        if rule.severity == "ask":
+            return ApprovalRequired(
+                f"{tool_name} needs a curator's approval (guardrail #{rule.id}: {rule.title}).",
+                details=found,
+            )
+        return BlockedByMemory(
+            f"{tool_name} was refused by project memory guardrail #{rule.id}: {rule.title}",
+            details=found,
+        )

@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from chatmem import ApprovalRequired, BlockedByMemory
 from chatmem.memory import guidance, held
 from chatmem.memory.models import Guidance, GuidanceEvent, HeldCall, LedgerEntry, utcnow
-from tests.hostapp import USERS
+from tests.hostapp import USERS, reconfigure
 from tests.screen_helpers import JSON, SCREEN, add_token_route, login, token
 
 ADMIN, EDITOR = USERS["admin"], USERS["editor"]
@@ -160,8 +160,7 @@ def ledger_rows(db: Any) -> list[tuple[Any, ...]]:
 def test_a_held_call_is_told_stored_and_ledgered_with_its_caller(
     memory: Any, db: Any, ctx: Flask
 ) -> None:
-    ctx.config["CHATMEM_ASK_GRANT_MINUTES"] = 45
-    ctx.config["CHATMEM_LEDGER_VALUE_MAX"] = 4
+    reconfigure(ctx, CHATMEM_ASK_GRANT_MINUTES=45, CHATMEM_LEDGER_VALUE_MAX=4)
     rule = ask(db)
     sid = memory.start_session(EDITOR, "rest")
     with pytest.raises(ApprovalRequired) as caught:

@@ -53,21 +53,24 @@ class Target:
     functions: tuple[str, ...] | None = None
 
 
+#: What the dispatcher and the tools' rules are pinned by: the one path's tests,
+#: plus the input rules and the ask step's grants where they are used.
+DISPATCH_TESTS = (
+    "tests/test_tools.py",
+    "tests/test_dispatch.py",
+    "tests/test_ask_severity.py",
+    "tests/test_ask_channels.py",
+    "tests/test_ledger.py",
+    "tests/test_guardrails.py",
+    "tests/test_module_switch.py",
+)
+
 #: The one mapping of target -> module and focused tests.
 TARGETS = {
-    "tools": Target(
-        "chatmem/tools.py",
-        (
-            "tests/test_tools.py",
-            "tests/test_dispatch.py",
-            # The input rules and the ask step's grants are pinned where they are used.
-            "tests/test_ask_severity.py",
-            "tests/test_ask_channels.py",
-            "tests/test_ledger.py",
-            "tests/test_guardrails.py",
-            "tests/test_module_switch.py",
-        ),
-    ),
+    # The one path: lookup, switch, authorize, session, guard, run, ledger.
+    "dispatch": Target("chatmem/dispatch.py", DISPATCH_TESTS),
+    # Tools as data, the registry, canonical arguments, validation, the text rules, messages.
+    "tools": Target("chatmem/tools.py", DISPATCH_TESTS),
     "guardrails": Target("chatmem/memory/guardrails.py", ("tests/test_guardrails.py",)),
     "block": Target("chatmem/memory/block.py", ("tests/test_block.py",)),
     # Recording and the digest; the secret rules (redact, redact_text) are scored elsewhere.
@@ -446,9 +449,15 @@ def run_sample(name: str, target: Target, keys: list[str]) -> list[Outcome]:
             command, cwd=copy, env=pytest_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
         runners.append((runner, share))
+    for runner, share in runners:  # both runners get their share before either is read
+        assert runner.stdin is not None
+        runner.stdin.write("\n".join(share).encode())
+        runner.stdin.close()
     codes: dict[str, int] = {}
-    for runner, share in runners:
-        out, _ = runner.communicate("\n".join(share).encode())
+    for runner, _share in runners:
+        assert runner.stdout is not None
+        out = runner.stdout.read()
+        runner.wait()
         results = (line.split() for line in out.decode().splitlines())
         codes.update((words[1], int(words[2])) for words in results if words[:1] == ["exit"])
     missing = set(keys) - set(codes)

@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from chatmem import ApprovalRequired, BlockedByMemory
 from chatmem.memory import guidance, held
 from chatmem.memory.models import Guidance, GuidanceEvent, HeldCall, LedgerEntry, utcnow
-from tests.hostapp import USERS
+from tests.hostapp import USERS, reconfigure
 from tests.screen_helpers import JSON, SCREEN, add_token_route, login, token
 
 ADMIN, EDITOR = USERS["admin"], USERS["editor"]
@@ -136,6 +136,104 @@ def test_other_calls_and_read_only_tools_are_not_held(memory: Any, db: Any) -> N
     ask(db)
     assert memory.call_tool("update-post", {"post_id": 7, "title": "x"}, user=EDITOR)["id"] == 7
     assert memory.call_tool("get-post", {"post_id": 3}, user=EDITOR)["id"] == 3
+
+
+LEDGER_FIELDS = (
+    "session_id",
+    "user_id",
+    "channel",
+    "tool",
+    "arguments",
+    "outcome",
+    "error_code",
+    "detail",
+    "guidance_id",
+)
+
+
+def ledger_rows(db: Any) -> list[tuple[Any, ...]]:
+    db.session.expire_all()
+    entries = db.session.scalars(select(LedgerEntry).order_by(LedgerEntry.id))
+    return [tuple(getattr(e, f) for f in LEDGER_FIELDS) for e in entries]
+
+
+def test_a_held_call_is_told_stored_and_ledgered_with_its_caller(
+    memory: Any, db: Any, ctx: Flask
+) -> None:
+    reconfigure(ctx, CHATMEM_ASK_GRANT_MINUTES=45, CHATMEM_LEDGER_VALUE_MAX=4)
+    rule = ask(db)
+    sid = memory.start_session(EDITOR, "rest")
+    with pytest.raises(ApprovalRequired) as caught:
+        memory.call_tool("update-post", CALL, user=EDITOR, session_id=sid, channel="rest")
+    request_id = caught.value.details["request_id"]
+    assert caught.value.details == {
+        "request_id": request_id,
+        "guidance_id": rule,
+        "title": "Ask before the header",
+        "target": "post_id:3",
+        "tool": "update-post",
+    }
+    assert caught.value.message == (
+        f"update-post is waiting for a person's approval: project memory guardrail #{rule} "
+        f"(Ask before the header) asks a curator first. Request #{request_id} is on the "
+        "Memory screen's Waiting calls list. Do not try another way: once it is allowed, "
+        "make exactly the same call again (same tool, same arguments) within 45 minutes."
+    )
+    shown = {"post_id": 3, "title": "Sale… [+1 chars]"}
+    request = db.session.get(HeldCall, request_id)
+    assert (
+        request.user_id,
+        request.user_name,
+        request.session_id,
+        request.channel,
+        request.guidance_id,
+        request.arguments,
+    ) == ("2", "editor", sid, "rest", rule, shown)
+    held_detail = f"guidance #{rule}: Ask before the header (request #{request_id})"
+    assert ledger_rows(db) == [
+        (sid, "2", "rest", "update-post", shown, "held", "approval_required", held_detail, rule)
+    ]
+
+    decide(db, request_id, "allow")
+    memory.call_tool("update-post", CALL, user=EDITOR, session_id=sid, channel="rest")
+    assert ledger_rows(db)[-1] == (
+        sid,
+        "2",
+        "rest",
+        "update-post",
+        shown,
+        "granted-run",
+        None,
+        f"allowed once: request #{request_id}",
+        rule,
+    )
+
+
+def test_a_refusal_after_a_denial_is_ledgered_with_its_request(memory: Any, db: Any) -> None:
+    rule = ask(db)
+    sid = memory.start_session(EDITOR, "python")
+    request_id = held_call(memory)
+    decide(db, request_id, "deny")
+    with pytest.raises(BlockedByMemory) as caught:
+        memory.call_tool("update-post", CALL, user=EDITOR, session_id=sid)
+    assert caught.value.details == {
+        "guidance_id": rule,
+        "title": "Ask before the header",
+        "target": "post_id:3",
+        "request_id": request_id,
+        "state": "denied",
+    }
+    assert ledger_rows(db)[-1] == (
+        sid,
+        "2",
+        "python",
+        "update-post",
+        CALL,
+        "blocked",
+        "blocked_by_memory",
+        f"guidance #{rule}: Ask before the header (request #{request_id})",
+        rule,
+    )
 
 
 # -- deny, expiry, someone else's grant ---------------------------------------------------

@@ -250,3 +250,19 @@ def test_recall_filters(memory: Any, db: Any, admin: Any, editor: Any) -> None:
     sessions = memory.call_tool("recall", {"limit": 3}, user=editor)["sessions"]
     assert [s["summary"] for s in sessions] == ["session 4", "session 3", "session 2"]
     assert sessions[0]["user"] == "editor" and sessions[0]["source"] == "python"
+
+
+def test_a_clients_session_key_names_one_session_a_read_starts_none(
+    memory: Any, db: Any, editor: Any
+) -> None:
+    memory.call_tool("get-post", {"post_id": 7}, user=editor, session_key="desk-a", channel="rest")
+    assert db.session.query(Session).count() == 0  # a read alone leaves nothing to record
+    for key, title in [("desk-a", "one"), ("desk-b", "two"), ("desk-a", "three")]:
+        call = {"post_id": 7, "title": title}
+        memory.call_tool("update-post", call, user=editor, session_key=key, channel="rest")
+    sessions = {s.external_key: s.id for s in db.session.query(Session)}
+    assert sorted(sessions) == ["desk-a", "desk-b"]
+    ledgered = [(e.session_id, e.arguments["title"]) for e in db.session.query(LedgerEntry)]
+    assert sorted(ledgered) == sorted(
+        [(sessions["desk-a"], "one"), (sessions["desk-b"], "two"), (sessions["desk-a"], "three")]
+    )

@@ -516,3 +516,185 @@ def test_a_memory_tools_written_field_passes_the_text_rules(
     assert db.session.query(Guidance).count() == 0
     memory.call_tool("remember", {"type": "fact", "text": "Cafe\u0301 hours."}, user=editor)
     assert [g.text for g in db.session.query(Guidance)] == ["Café hours."]
+
+
+# -- the text rules of written fields --------------------------------------------------
+
+SECRET = "sk-ant-abcdefghijklmnopqrstuvwx"
+
+
+def test_a_secret_in_guidance_text_is_refused_and_nothing_is_proposed(
+    memory: Any, db: Any, editor: Any
+) -> None:
+    from chatmem.memory.models import Guidance
+
+    error = error_of(memory, editor, "remember", {"type": "fact", "text": f"Deploy: {SECRET}"})
+    assert error.to_dict() == {
+        "code": "invalid_params",
+        "message": "text holds what looks like a secret (anthropic_key). Secrets are never "
+        "stored: remove it, or describe where the secret lives instead.",
+        "field": "text",
+        "kinds": ["anthropic_key"],
+    }
+    assert db.session.query(Guidance).count() == 0
+
+
+def test_a_secret_in_a_summary_is_stored_redacted(memory: Any, db: Any, editor: Any) -> None:
+    sid = memory.start_session(editor, "python")
+    summary = {"summary": f"Rotated {SECRET} today."}
+    assert memory.call_tool("save-session-summary", summary, user=editor, session_id=sid) == {
+        "recorded": True,
+        "proposed": 0,
+    }
+    db.session.expire_all()
+    assert db.session.get(Session, sid).summary == "Rotated [redacted:anthropic_key] today."
+
+
+@pytest.mark.parametrize(
+    ("takeaway_text", "message", "extra"),
+    [
+        (
+            "Page\u200b 4.",
+            "takeaways/1/text holds invisible or control characters: U+200B ZERO WIDTH SPACE. "
+            "Remove them: a person reviewing the text could not see them.",
+            {"code_points": ["U+200B"]},
+        ),
+        (
+            f"Deploy with {SECRET}",
+            "takeaways/1/text holds what looks like a secret (anthropic_key). Secrets are never "
+            "stored: remove it, or describe where the secret lives instead.",
+            {"kinds": ["anthropic_key"]},
+        ),
+    ],
+    ids=["invisible", "secret"],
+)
+def test_each_takeaway_passes_the_text_rules_by_its_own_name(
+    memory: Any, db: Any, editor: Any, takeaway_text: str, message: str, extra: dict[str, Any]
+) -> None:
+    from chatmem.memory.models import Guidance
+
+    sid = memory.start_session(editor, "python")
+    takeaways = [TAKEAWAY, {"type": "fact", "text": takeaway_text}]
+    with pytest.raises(ChatmemError) as caught:
+        memory.call_tool(
+            "save-session-summary",
+            {"summary": "ok", "takeaways": takeaways},
+            user=editor,
+            session_id=sid,
+        )
+    assert caught.value.to_dict() == {
+        "code": "invalid_params",
+        "message": message,
+        "field": "takeaways/1/text",
+        **extra,
+    }
+    db.session.expire_all()
+    assert db.session.query(Guidance).count() == 0
+    assert db.session.get(Session, sid).summary is None
+
+
+def test_the_text_rules_leave_the_callers_arguments_as_sent(memory: Any, editor: Any) -> None:
+    from chatmem.memory.models import Guidance
+
+    takeaway = {"type": "fact", "text": "Cafe\u0301 hours are 9 to 5."}
+    arguments = {"summary": "Cafe\u0301.", "takeaways": [takeaway]}
+    memory.call_tool("save-session-summary", arguments, user=editor)
+    assert arguments == {
+        "summary": "Cafe\u0301.",
+        "takeaways": [{"type": "fact", "text": "Cafe\u0301 hours are 9 to 5."}],
+    }
+    proposed = memory.db.session.query(Guidance).one()
+    assert proposed.text == "Café hours are 9 to 5."
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field", "message"),
+    [
+        (
+            {"summary": "ok", "takeaways": ["Page\u200b 4."]},
+            "takeaways/0",
+            "takeaways/0 must be of type object.",
+        ),
+        (
+            {"summary": "ok", "takeaways": "Page\u200b 4."},
+            "takeaways",
+            "takeaways must be of type array.",
+        ),
+        (
+            {"summary": "ok", "takeaways": [{"type": "fact", "text": ["Page\u200b 4."]}]},
+            "takeaways/0/text",
+            "takeaways/0/text must be of type string.",
+        ),
+        (
+            {"summary": [{"": "Page\u200b 4."}]},
+            "summary",
+            "summary must be of type string.",
+        ),
+    ],
+    ids=["item not an object", "list sent as text", "item text a list", "text sent as a list"],
+)
+def test_a_written_field_of_the_wrong_type_is_told_its_type(
+    memory: Any, db: Any, editor: Any, arguments: dict[str, Any], field: str, message: str
+) -> None:
+    error = error_of(memory, editor, "save-session-summary", arguments)
+    assert (error.code, error.details, error.message) == (
+        "invalid_params",
+        {"field": field},
+        message,
+    )
+    assert (db.session.query(Session).count(), db.session.query(LedgerEntry).count()) == (0, 0)
+
+
+def test_each_list_field_keeps_its_own_secret_rule(memory: Any, db: Any, editor: Any) -> None:
+    """A tool may keep some list items' text with secrets redacted, as summaries are."""
+    from chatmem.tools import Tool
+
+    def log_notes(notes: list[dict[str, str]]) -> dict[str, Any]:
+        return {"notes": notes}
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "notes": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"text": {"type": "string"}}},
+            }
+        },
+    }
+    memory.registry.register(
+        Tool(
+            name="log-notes",
+            description="Keep notes.",
+            input_schema=schema,
+            func=log_notes,
+            written_text={"notes/*/text": "redact"},
+        )
+    )
+    sent = {"notes": [{"text": "plain"}, {"text": f"key {SECRET}"}]}
+    assert memory.call_tool("log-notes", sent, user=editor) == {
+        "notes": [{"text": "plain"}, {"text": "key [redacted:anthropic_key]"}]
+    }
+
+
+# -- the read-only scope ------------------------------------------------------------------
+
+
+def test_a_read_only_caller_may_read_and_may_not_write(
+    memory: Any, db: Any, ctx: Any, editor: Any
+) -> None:
+    assert memory.call_tool("get-post", {"post_id": 7}, user=editor, read_only=True)["id"] == 7
+    for name, arguments in [
+        ("update-post", {"post_id": 7, "title": "changed"}),
+        ("remember", {"type": "fact", "text": "x"}),
+    ]:
+        with pytest.raises(ChatmemError) as caught:
+            memory.call_tool(name, arguments, user=editor, read_only=True)
+        assert (caught.value.code, caught.value.details, caught.value.message) == (
+            "forbidden",
+            {"scope": "read-only", "tool": name},
+            "This API token has the read-only scope: it may call read-only tools only, "
+            f"and {name} changes things.",
+        )
+    db.session.expire_all()
+    assert db.session.get(ctx.extensions["test_host"]["Post"], 7).title == "Hello"
+    assert (db.session.query(Session).count(), db.session.query(LedgerEntry).count()) == (0, 0)

@@ -123,6 +123,59 @@ def test_a_crashing_host_tool_is_contained_and_ledgered(memory: Any, db: Any, ed
     assert db.session.get(Session, row.session_id) is not None
 
 
+def test_a_value_the_database_refuses_is_bad_input_and_ledgered(
+    memory: Any, db: Any, editor: Any
+) -> None:
+    # PostgreSQL refuses an integer past its column (DataError); the caller
+    # sent it, so it is invalid_params, not a host bug (tool_error, 500).
+    from sqlalchemy.exc import DataError
+
+    @memory.tool(
+        name="store-count",
+        description="Store a count.",
+        input_schema={"type": "object", "properties": {"count": {"type": "integer"}}},
+    )
+    def store_count(count: int) -> dict[str, Any]:
+        raise DataError("UPDATE posts SET count = %(count)s", {"count": count}, Exception("range"))
+
+    error = expect_error(memory, editor, "store-count", {"count": 2**40}, "invalid_params")
+    assert error.status == 400
+    assert (
+        error.message == "A value given to store-count is out of the range the database can store."
+    )
+    assert error.details == {"field": "arguments", "reason": "out_of_range"}
+    [row] = db.session.query(LedgerEntry).all()
+    assert (row.tool, row.outcome, row.error_code) == ("store-count", "error", "invalid_params")
+    assert row.detail == error.message
+
+
+def test_a_field_the_schema_allows_but_the_tool_does_not_take_is_refused(
+    memory: Any, db: Any, editor: Any
+) -> None:
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    ran: list[dict[str, Any]] = []
+
+    @memory.tool(name="greet", description="Greet.", input_schema=schema, read_only=True)
+    def greet(name: str = "you") -> dict[str, Any]:
+        ran.append({"name": name})
+        return {"hello": name}
+
+    @memory.tool(name="greet-all", description="Greet.", input_schema=schema, read_only=True)
+    def greet_all(**fields: Any) -> dict[str, Any]:
+        return {"hello": sorted(fields)}
+
+    error = expect_error(
+        memory, editor, "greet", {"name": "a", "zzz": 1, "mood": 2}, "invalid_params"
+    )
+    assert (error.message, error.details) == ("mood is not an accepted field.", {"field": "mood"})
+    assert ran == []
+    assert memory.call_tool("greet", {"name": "a"}, user=editor) == {"hello": "a"}
+    # A tool that takes **kwargs takes whatever its schema allows.
+    assert memory.call_tool("greet-all", {"name": "a", "mood": 2}, user=editor) == {
+        "hello": ["mood", "name"]
+    }
+
+
 def test_a_failing_tool_rolls_back_its_writes(memory: Any, db: Any, editor: Any) -> None:
     sid = memory.start_session(editor, "python")
     expect_error(memory, editor, "update-post", {"post_id": 999, "title": "x"}, "not_found")

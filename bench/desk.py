@@ -20,7 +20,7 @@ from common import arguments, compare, engine_name, line, migrated_app, ms
 from screening import sentence
 from sqlalchemy import insert
 
-from chatmem.blueprints import screen_desk
+from chatmem.blueprints.screen import desk_view
 from chatmem.memory import settings
 from chatmem.memory.guidance import text_key
 from chatmem.memory.models import Guidance
@@ -66,7 +66,7 @@ def main() -> None:
         db.session.commit()
         db.session.remove()
 
-    real = screen_desk.evidence.for_entries
+    real = desk_view.evidence.for_entries
     with app.test_client() as client:
         login(client, "admin")
 
@@ -75,11 +75,11 @@ def main() -> None:
                 assert response.status_code == 200
 
         def without_evidence() -> None:
-            screen_desk.evidence.for_entries = lambda db, entries: {}  # type: ignore[assignment]
+            desk_view.evidence.for_entries = lambda db, entries: {}  # type: ignore[assignment]
             try:
                 pending_page()
             finally:
-                screen_desk.evidence.for_entries = real  # type: ignore[assignment]
+                desk_view.evidence.for_entries = real  # type: ignore[assignment]
 
         pending_page()  # warm the block, the screening index and the templates
         ratio, m, b = compare(pending_page, without_evidence, rounds=args.rounds, per_round=3)

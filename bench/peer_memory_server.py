@@ -47,7 +47,7 @@ from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
-from chatmem import tokens  # noqa: E402
+from chatmem.auth import tokens  # noqa: E402
 from chatmem.memory import settings  # noqa: E402
 from chatmem.memory.models import Guidance, Session  # noqa: E402
 

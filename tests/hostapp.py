@@ -187,3 +187,13 @@ def reconfigure(app: Flask, **settings: Any) -> None:
     app.config.update(settings)
     with app.app_context():
         app.extensions["chatmem"].memory.reload_settings()
+
+
+def work(app: Flask, step: Any) -> Any:
+    """`step(memory, db)` inside the app, as one unit of work (its session removed after)."""
+    with app.app_context():
+        memory = app.extensions["test_host"]["memory"]
+        try:
+            return step(memory, memory.db)
+        finally:
+            memory.db.session.remove()

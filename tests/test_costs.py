@@ -21,7 +21,7 @@ from chatmem.memory.models import BlockUse, Guidance, GuidanceEvent, Session, Su
 from tests.demo_client import DemoClient, tool_results
 from tests.demo_story import FACT, add_guardrail, approve
 from tests.fake_llm import CHAT, FakeLLM, chat_text
-from tests.hostapp import USERS, reconfigure
+from tests.hostapp import USERS, reconfigure, work
 from tests.screen_helpers import JSON, SCREEN, token
 
 pytestmark = pytest.mark.usefixtures("provider_env")
@@ -29,15 +29,6 @@ pytestmark = pytest.mark.usefixtures("provider_env")
 
 def squash(html: str) -> str:
     return re.sub(r"\s+", " ", html)
-
-
-def work(app: Flask, step: Any) -> Any:
-    with app.app_context():
-        memory = app.extensions["test_host"]["memory"]
-        try:
-            return step(memory, memory.db)
-        finally:
-            memory.db.session.remove()
 
 
 def demo(app: Flask, step: Any) -> Any:

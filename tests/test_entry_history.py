@@ -16,17 +16,8 @@ from sqlalchemy import update
 from chatmem import BlockedByMemory
 from chatmem.memory import guidance
 from chatmem.memory.models import Guidance, GuidanceEvent
-from tests.hostapp import USERS
+from tests.hostapp import USERS, work
 from tests.screen_helpers import JSON, SCREEN, entry, login, propose, token
-
-
-def work(app: Flask, step: Any) -> Any:
-    with app.app_context():
-        memory = app.extensions["test_host"]["memory"]
-        try:
-            return step(memory, memory.db)
-        finally:
-            memory.db.session.remove()
 
 
 def act(client: FlaskClient, app: Flask, entry_id: int, action: str, **fields: str) -> None:

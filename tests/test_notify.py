@@ -20,7 +20,7 @@ from chatmem import ApprovalRequired
 from chatmem.memory import guidance, notify
 from chatmem.memory.models import Guidance, NotifyJob, utcnow
 from tests.fake_llm import closed_port
-from tests.hostapp import USERS, reconfigure
+from tests.hostapp import USERS, reconfigure, work
 
 TEXT = "The staging site lives at staging.shop.example and is wiped every night."
 
@@ -65,15 +65,6 @@ def receiver() -> Iterator[Receiver]:
     yield found
     found.server.shutdown()
     found.server.server_close()
-
-
-def work(app: Flask, step: Any) -> Any:
-    with app.app_context():
-        memory = app.extensions["test_host"]["memory"]
-        try:
-            return step(memory, memory.db)
-        finally:
-            memory.db.session.remove()
 
 
 def remember(memory: Any, text: str = TEXT, user: str = "editor", **fields: Any) -> Any:

@@ -18,17 +18,8 @@ from flask.testing import FlaskClient
 from sqlalchemy import delete, func, select, update
 
 from chatmem.memory.models import Guidance, GuidanceEvent, utcnow
-from tests.hostapp import USERS, reconfigure
+from tests.hostapp import USERS, reconfigure, work
 from tests.screen_helpers import JSON, SCREEN, entry, token
-
-
-def work(app: Flask, step: Any) -> Any:
-    with app.app_context():
-        memory = app.extensions["test_host"]["memory"]
-        try:
-            return step(memory, memory.db)
-        finally:
-            memory.db.session.remove()
 
 
 def add(app: Flask, text: str, target: str | None = None, **fields: Any) -> int:

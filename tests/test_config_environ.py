@@ -50,7 +50,7 @@ EXAMPLES: dict[str, tuple[str, Any]] = {
     "CHATMEM_JOB_BACKOFF_SECONDS": ("10", 10),
     "CHATMEM_JOB_BACKOFF_MAX_SECONDS": ("600", 600),
     "CHATMEM_JOB_LEASE_SECONDS": ("120", 120),
-    "CHATMEM_BACKGROUND_SWEEP_SECONDS": ("0.5", 0.5),
+    "CHATMEM_BACKGROUND_SWEEP_SECONDS": ("90.5", 90.5),
     "CHATMEM_UPGRADE_URL": ("https://example.com/pro", "https://example.com/pro"),
     "CHATMEM_SCREEN_CSP": ("default-src 'self'", "default-src 'self'"),
 }
@@ -177,7 +177,13 @@ def test_the_demo_takes_every_setting_from_the_environment(
     assert app.config["DEMO_LICENSE_ACTIVE"] is False
     assert app.instance_path == str(tmp_path / "instance")
     client = app.test_client()
-    assert client.get("/memory-api/memory").status_code == 302, "the prefix came from the env"
+    try:
+        assert client.get("/memory-api/memory").status_code == 302, "the prefix came from the env"
+        assert app.extensions["chatmem"].sweeper.alive, "the sweep setting started the sweeper"
+    finally:
+        # The first request started the in-process sweeper on the test database.
+        with app.app_context():
+            app.extensions["chatmem"].memory.stop_background()
 
 
 def test_explicit_config_wins_over_the_environment(demo_env: pytest.MonkeyPatch) -> None:

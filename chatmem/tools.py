@@ -186,7 +186,7 @@ class ToolRegistry:
         return sorted(listed, key=lambda t: (not t.memory, t.name))
 
     def visible_to(
-        self, user: Any, permissions: Any, *, memory_enabled: bool, read_only: bool = False
+        self, user: Any, permissions: Any, *, memory_enabled: bool, read_only: bool
     ) -> list[Tool]:
         """The tools this caller may call now: what tools/list, REST and the chat offer.
 

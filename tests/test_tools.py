@@ -698,3 +698,44 @@ def test_a_read_only_caller_may_read_and_may_not_write(
     db.session.expire_all()
     assert db.session.get(ctx.extensions["test_host"]["Post"], 7).title == "Hello"
     assert (db.session.query(Session).count(), db.session.query(LedgerEntry).count()) == (0, 0)
+
+
+def test_a_caller_sees_exactly_the_tools_it_may_call(memory: Any, db: Any, users: Any) -> None:
+    def names(user: Any, *, read_only: bool = False) -> list[str]:
+        return [t.name for t in memory.visible_tools(user, read_only=read_only)]
+
+    everything = names(users["admin"])
+    editor = names(users["editor"])
+    assert "recall" in editor and "update-post" in editor
+    assert set(editor) <= set(everything)
+    # A viewer lacks edit_posts: no tool that needs it is offered, read-only or not.
+    assert names(users["viewer"]) == [
+        t.name for t in memory.registry.tools() if memory.can(users["viewer"], t.capability)
+    ]
+    assert "recall" not in names(users["viewer"]) and "get-post" not in names(users["viewer"])
+    # A read-only token sees the read-only tools its user may call, and nothing else.
+    assert names(users["editor"], read_only=True) == [
+        t.name for t in memory.registry.tools() if t.name in editor and t.read_only
+    ]
+    assert "update-post" not in names(users["editor"], read_only=True)
+    assert names(None) == []
+
+
+def test_a_client_field_named_context_is_refused_not_replaced(memory: Any, editor: Any) -> None:
+    # `context` is the dispatcher's argument: a client's field of that name must
+    # not reach the tool, nor be silently swapped for the call's context.
+    @memory.tool(
+        name="echo",
+        description="Echo.",
+        input_schema={"type": "object", "properties": {"name": {"type": "string"}}},
+        read_only=True,
+    )
+    def echo(context: Any, name: str = "") -> dict[str, Any]:
+        return {"name": name, "channel": context.channel}
+
+    assert memory.call_tool("echo", {"name": "a"}, user=editor) == {
+        "name": "a",
+        "channel": "python",
+    }
+    error = error_of(memory, editor, "echo", {"name": "a", "context": "mine"})
+    assert (error.code, error.details) == ("invalid_params", {"field": "context"})

@@ -128,6 +128,37 @@ def test_search_objects_match_between_migration_and_create_all(bare: Flask) -> N
     assert migrated == expected
 
 
+def _fastupdate(engine: Engine) -> dict[str, str | None]:
+    """Each trigram index's fastupdate option, as PostgreSQL stores it."""
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql(
+            "SELECT relname, reloptions FROM pg_class WHERE relname LIKE 'ix_chatmem_%%_trgm'"
+        ).all()
+    return {
+        name: next((o for o in options or [] if o.startswith("fastupdate=")), None)
+        for name, options in rows
+    }
+
+
+def test_trigram_indexes_take_new_rows_straight_in(bare: Flask) -> None:
+    """No GIN pending list for a search to read whole (0010 turns it off on old databases)."""
+    if _engine(bare).dialect.name != "postgresql":
+        pytest.skip("pg_trgm indexes are PostgreSQL's")
+    memory = bare.extensions["test_host"]["memory"]
+    every = set(search.pg_index_names())
+    with bare.app_context():
+        engine = _engine(bare)
+        memory.upgrade_db()
+        assert _fastupdate(engine) == dict.fromkeys(every, "fastupdate=off")
+        migrate.downgrade(engine, "0009")
+        assert _fastupdate(engine) == dict.fromkeys(every, "fastupdate=on")
+        memory.upgrade_db()
+        assert _fastupdate(engine) == dict.fromkeys(every, "fastupdate=off")
+        drop_chatmem(engine)
+        memory.create_all()
+        assert _fastupdate(engine) == dict.fromkeys(every, "fastupdate=off")
+
+
 def test_upgrade_adopts_a_database_made_by_create_all(bare: Flask) -> None:
     memory = bare.extensions["test_host"]["memory"]
     with bare.app_context():

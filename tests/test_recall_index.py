@@ -177,8 +177,8 @@ def test_indexed_recall_equals_the_scan(
     # goes through the first pass (newest records only) too.
     monkeypatch.setattr(recall_queries, "RARE", 0)
     _assert_same(db, topics)
-    # The first pass answers alone when it finds enough.
-    monkeypatch.setattr(recall_queries, "RECENT", 20)
+    # The first passes answer alone when they find enough.
+    monkeypatch.setattr(recall_queries, "WINDOWS", (5, 20))
     for topic in topics:
         for limit, reader in ((1, None), (3, "2"), (10, None), (10, "4")):
             indexed = recall_queries.session_records(db, topic=topic, limit=limit, user_id=reader)
@@ -248,15 +248,25 @@ def _explain(db: Any, query: Any) -> str:
     return "\n".join(row[0] for row in rows)
 
 
-CUTOFF = "SELECT chatmem_session.recorded_at \nFROM"
+def _record(db: Any, number: int, summary: str) -> None:
+    """Record `number`, recorded `number` minutes into the day: higher is newer."""
+    at = datetime(2026, 2, 1) + timedelta(minutes=number)
+    db.session.add(
+        Session(
+            id=f"w{number:04d}",
+            user_id="2",
+            user_name="editor",
+            channel="python",
+            started_at=at,
+            last_seen_at=at,
+            ended_at=at,
+            recorded_at=at,
+            summary=summary,
+        )
+    )
 
 
-def test_a_rare_topic_skips_the_first_pass_on_sqlite(
-    memory: Any, db: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if db.engine.dialect.name != "sqlite":
-        pytest.skip("the selectivity probe is SQLite's (FTS5)")
-    _seed(db, random.Random(7))
+def _statements(db: Any, call: Any) -> list[str]:
     seen: list[str] = []
 
     def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
@@ -264,15 +274,44 @@ def test_a_rare_topic_skips_the_first_pass_on_sqlite(
 
     event.listen(db.engine, "before_cursor_execute", record)
     try:
-        rare = recall_queries.recall(db, topic="gunicorn", limit=3)
-        # The first pass starts by finding the cutoff time of the newest records.
-        first_pass = [s for s in seen if s.startswith(CUTOFF)]
-        monkeypatch.setattr(recall_queries, "RARE", 5)  # now "gunicorn" counts as common
-        seen.clear()
-        common = recall_queries.recall(db, topic="gunicorn", limit=3)
+        call()
     finally:
         event.remove(db.engine, "before_cursor_execute", record)
-    assert first_pass == []
-    assert any(s.startswith(CUTOFF) for s in seen)
-    assert rare == common == recall_queries.recall(db, topic="gunicorn", limit=3, scan=True)
-    assert rare["sessions"], "the topic is there"
+    return seen
+
+
+def _windows(statements: list[str]) -> int:
+    """How many window passes (matches among the newest records) ran."""
+    return sum("OFFSET" in s and "chatmem_session.recorded_at >=" in s for s in statements)
+
+
+def test_the_windows_stop_early_and_hand_rare_topics_to_the_index(
+    memory: Any, db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 40 records, newest last: "plenty" in every one, "sparse" in the 2 newest
+    # and 3 old ones, "ancient" in 4 old ones only.
+    for number in range(40):
+        words = ["plenty"]
+        words += ["sparse"] if number in (39, 38, 5, 4, 3) else []
+        words += ["ancient"] if number < 4 else []
+        _record(db, number, " ".join(words))
+    db.session.commit()
+    monkeypatch.setattr(recall_queries, "RARE", 0)  # SQLite's probe calls nothing rare
+    monkeypatch.setattr(recall_queries, "WINDOWS", (5, 20))
+
+    def newest(topic: str, limit: int) -> tuple[list[str], int]:
+        found: list[Any] = []
+        ran = _statements(
+            db, lambda: found.extend(recall_queries.session_records(db, topic=topic, limit=limit))
+        )
+        scanned = recall_queries.session_records(db, topic=topic, limit=limit, scan=True)
+        assert [r.id for r in found] == [r.id for r in scanned], topic
+        return [r.id for r in found], _windows(ran)
+
+    # Enough in the first window: it answers alone.
+    assert newest("plenty", 3) == (["w0039", "w0038", "w0037"], 1)
+    # Some in the first window, too few in both: the index finds the rest.
+    assert newest("sparse", 4) == (["w0039", "w0038", "w0005", "w0004"], 2)
+    # None in the first window: straight to the index, no wider window.
+    assert newest("ancient", 3) == (["w0003", "w0002", "w0001"], 1)
+    assert newest("absent", 3) == ([], 1)

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import (
     ColumnElement,
+    DateTime,
     Executable,
     Integer,
     Row,
@@ -28,6 +30,7 @@ from sqlalchemy import (
     case,
     column,
     func,
+    literal,
     literal_column,
     or_,
     select,
@@ -108,8 +111,9 @@ _OWN_NEWEST_RECORDS = (
 )
 
 
-# How many of the newest records the first, index-free pass reads.
-RECENT = 1000
+# The windows of newest records the first, index-free passes read, smallest
+# first: a topic absent from the first is rare enough for the index.
+WINDOWS = (100, 1000)
 # A topic the SQLite index finds in fewer rows than this is rare: the index
 # serves it. A common one is served better without: sessions by the first
 # pass over the newest records, guidance by scanning the active entries.
@@ -218,10 +222,13 @@ _OWN_UNINDEXED: ColumnElement[bool] = literal_column("+chatmem_session.user_id")
 _PG_HITS = select(Session.id).where(_MATCHES).cte("topic_hits").prefix_with("MATERIALIZED")
 
 
+# Before any session was recorded: a window wider than the history is all of it.
+_BEGINNING = literal(datetime(1970, 1, 1), DateTime)
+
+
 @dataclass(frozen=True)
 class _TopicStatements:
-    cutoff: Executable  # the time of the `skip`+1-th newest record
-    recent: Executable  # matches from `cutoff` on, newest first
+    window: Executable  # matches among the newest `skip`+1 records, newest first
     scan: Executable  # matches, newest first, by the plain predicate
     fts: Executable  # the same, narrowed by the FTS5 index first (SQLite)
     pg: Executable  # the same, the pg_trgm indexes kept apart from the LIMIT
@@ -231,11 +238,18 @@ def _topic_statements(own: bool) -> _TopicStatements:
     records = _RECORDS.where(_OWN) if own else _RECORDS
     times = select(Session.recorded_at).where(Session.recorded_at.is_not(None))
     times = times.where(_OWN) if own else times
-    return _TopicStatements(
-        cutoff=times.order_by(Session.recorded_at.desc())
+    # The window is a bound on recorded_at (the `skip`+1-th newest time, an
+    # index-only walk), not a LIMITed derived table: SQLite sorted that table
+    # whole before keeping `limit`; this walk stops at the `limit`-th match.
+    # One statement: on PostgreSQL each round trip costs more than the walk.
+    cutoff = (
+        times.order_by(Session.recorded_at.desc())
         .offset(bindparam("skip", type_=Integer))
-        .limit(1),
-        recent=records.where(_MATCHES, Session.recorded_at >= bindparam("cutoff"))
+        .limit(1)
+        .scalar_subquery()
+    )
+    return _TopicStatements(
+        window=records.where(_MATCHES, Session.recorded_at >= func.coalesce(cutoff, _BEGINNING))
         .order_by(*_NEWEST)
         .limit(_LIMIT),
         scan=records.where(_MATCHES).order_by(*_NEWEST).limit(_LIMIT),
@@ -266,14 +280,13 @@ def session_records(
     `user_id` keeps one user's records only (None: everyone's). It is part
     of every pass, the scan included, so the reference path answers the same.
 
-    Two passes when there is a topic.
-
     A common topic is best served by walking the newest records and stopping
-    at `limit` matches; a rare one by the trigram index. So the first pass
-    scans only the newest RECENT records: if it finds `limit` matches they
-    are exactly the newest matches overall. Only otherwise does the second,
-    indexed pass run over the whole history. On SQLite a cheap probe of the
-    index first tells a rare topic, which goes straight to the second pass.
+    at `limit` matches; a rare one by the trigram index. So the first passes
+    scan only windows of the newest records (WINDOWS): if one finds `limit`
+    matches they are exactly the newest matches overall. One that finds
+    none, or the last window falling short, hands over to the indexed pass
+    over the whole history. On SQLite a cheap probe of the index first tells
+    a rare topic, which goes straight to the indexed pass.
     """
     own = user_id is not None
     if not topic:
@@ -296,19 +309,14 @@ def session_records(
             return reads.rows(db, indexed, params)  # the first pass would find too few
     else:
         indexed = statements.scan  # no trigram for this topic (or this SQLite)
-    # The newest RECENT records are those from the RECENT-th newest time on
-    # (an index-only walk to find it). A bound on recorded_at, not a LIMITed
-    # derived table: SQLite sorted that table whole (all RECENT rows read,
-    # ~2 ms) before it kept `limit`; this walk stops at the `limit`-th match.
-    # Ties at the cutoff all come in, so what is scanned is still a prefix of
-    # the order: `limit` matches in it are the newest overall.
-    skip = {"skip": RECENT - 1, **({"user_id": user_id} if own else {})}
-    cutoff = reads.rows(db, statements.cutoff, skip)
-    if not cutoff:  # fewer than RECENT records: the plain scan is quick and complete
-        return reads.rows(db, statements.scan, params)
-    found = reads.rows(db, statements.recent, {**params, "cutoff": cutoff[0][0]})
-    if len(found) == limit:
-        return found
+    # Ties at a window's cutoff all come in, so a window is a prefix of the
+    # order: `limit` matches in it are the newest overall.
+    for window in WINDOWS:
+        found = reads.rows(db, statements.window, {**params, "skip": window - 1})
+        if len(found) == limit:
+            return found
+        if not found:
+            break  # not even one among the newest: the index is quicker than a wider window
     return reads.rows(db, indexed, params)
 
 

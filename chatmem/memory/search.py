@@ -14,6 +14,10 @@ at a hundred thousand. Each engine gets a trigram index instead:
   scan.
 - PostgreSQL: `pg_trgm` GIN indexes on `lower(column)`, which the planner
   uses for the very `lower(column) LIKE '%...%'` predicate the scan uses.
+  They are built with `fastupdate = off`: with GIN's default, new rows wait
+  in a pending list that every search reads whole until (auto)vacuum merges
+  it (a rare topic took 4-6 ms instead of 0.1 ms after 100,000 inserts),
+  while writing a record straight into the index costs about 0.4 ms more.
 
 These objects are not in the SQLAlchemy metadata (their DDL is engine
 specific), so `install` is called both by the migration and, through the
@@ -54,10 +58,15 @@ def _pg_index_name(table: str, column: str) -> str:
     return f"ix_{table}_{column}_trgm"
 
 
+def pg_index_names() -> list[str]:
+    """The pg_trgm indexes `install` creates on PostgreSQL."""
+    return [_pg_index_name(t, c) for t, cols in _PG_INDEXES.items() for c in cols]
+
+
 SEARCH_OBJECTS: frozenset[str] = frozenset(
     [fts for fts, _rowid, _cols in _FTS.values()]
     + [f"{fts}_{shadow}" for fts, _rowid, _cols in _FTS.values() for shadow in _FTS_SHADOWS]
-    + [_pg_index_name(t, c) for t, cols in _PG_INDEXES.items() for c in cols]
+    + pg_index_names()
 )
 
 
@@ -112,7 +121,8 @@ def install(connection: Connection, tables: tuple[str, ...] = tuple(_FTS)) -> No
             for column in _PG_INDEXES[table]:
                 connection.exec_driver_sql(
                     f"CREATE INDEX IF NOT EXISTS {_pg_index_name(table, column)} "
-                    f"ON {table} USING gin (lower({column}) gin_trgm_ops)"
+                    f"ON {table} USING gin (lower({column}) gin_trgm_ops) "
+                    "WITH (fastupdate = off)"
                 )
     _forget(connection.engine)
 

@@ -18,7 +18,7 @@ from typing import Any
 from common import arguments, engine_name, line, migrated_app
 from sqlalchemy import event
 
-from tests.hostapp import USERS
+from tests.hostapp import USERS, reconfigure
 
 CALLS = 900
 
@@ -28,7 +28,7 @@ def main() -> None:
     from chatmem.auth import tokens
 
     app = migrated_app(args.database_url)
-    app.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 0
+    reconfigure(app, CHATMEM_RATE_LIMIT_PER_MINUTE=0)  # read at init_app: set it through it
     with app.app_context():
         db = app.extensions["test_host"]["db"]
         _token, plain = tokens.create(db, user_id=str(USERS["editor"].id), name="bench")

@@ -17,6 +17,11 @@ session records for chatmem. A rare topic is in one entry, a common one in
 chatmem, ... and every answer is checked: chatmem's `guidance_total` and page
 size, the peer's entity count.
 
+Each chatmem figure comes with its floor: the same answers replayed with no
+work by `bench/mcp_replay.py` (waitress, as chatmem-demo), called through the
+same client in the same rounds. Peer p50 over floor p50 is the best ratio any
+server could reach behind this client and HTTP hop.
+
 Also prints the chatmem-demo process's RSS (one worker: waitress threads in
 one process) before its first call and after, with the 10,000 approved
 entries cached and searchable.
@@ -34,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -209,17 +215,34 @@ def start_demo(url: str, instance: Path, port: int) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    wait_for_port(process, port)
+    return process
+
+
+def start_replay(upstream: str, port: int) -> subprocess.Popen[bytes]:
+    """bench/mcp_replay.py in front of chatmem: its answers, with no work."""
+    replay = Path(__file__).with_name("mcp_replay.py")
+    process = subprocess.Popen(
+        [sys.executable, str(replay), "--upstream", upstream, "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_for_port(process, port)
+    return process
+
+
+def wait_for_port(process: subprocess.Popen[bytes], port: int) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return process
+            return
         except OSError:
             if process.poll() is not None:
-                raise SystemExit("chatmem-demo exited; run it by hand to see why") from None
+                raise SystemExit(f"{process.args} exited; run it by hand to see why") from None
             time.sleep(0.2)
     process.kill()
-    raise SystemExit("chatmem-demo did not start")
+    raise SystemExit(f"{process.args} did not start")
 
 
 def rss_mib(pid: int) -> float:
@@ -253,25 +276,47 @@ def check_peer(topic: str, answer: dict[str, Any]) -> None:
     assert all(any(topic in o for o in e["observations"]) for e in entities), topic
 
 
+@dataclass
+class Timings:
+    chatmem: list[float] = field(default_factory=list)
+    peer: list[float] = field(default_factory=list)
+    floor: list[float] = field(default_factory=list)
+    chatmem_bytes: int = 0
+    peer_bytes: int = 0
+
+
 async def compare(
-    mcp_url: str, token: str, peer: StdioServerParameters, own: dict[str, int], calls: int
-) -> dict[str, tuple[list[float], list[float], int, int]]:
+    mcp_url: str,
+    floor_url: str,
+    token: str,
+    peer: StdioServerParameters,
+    own: dict[str, int],
+    calls: int,
+) -> dict[str, Timings]:
     results = {}
     headers = {"Authorization": f"Bearer {token}"}
-    async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=120) as http,
+        httpx2.AsyncClient(headers=headers, timeout=120) as http_floor,
+    ):
         transport = streamable_http_client(mcp_url, http_client=http)
+        replayed = streamable_http_client(floor_url, http_client=http_floor)
         async with (
             Client(transport, read_timeout_seconds=120) as ours,
+            Client(replayed, read_timeout_seconds=120) as floor,
             Client(peer, read_timeout_seconds=120) as theirs,
         ):
 
-            async def chatmem(topic: str) -> tuple[float, int]:
+            async def recall(client: Client, topic: str) -> tuple[float, int]:
                 started = time.perf_counter()
-                result = await ours.call_tool("recall", {"topic": topic})
+                result = await client.call_tool("recall", {"topic": topic})
                 took = time.perf_counter() - started
                 assert not result.is_error, result
                 check_chatmem(topic, result.structured_content, own)
                 return took, len(json.dumps(result.structured_content))
+
+            async def chatmem(topic: str) -> tuple[float, int]:
+                return await recall(ours, topic)
 
             async def peer_call(topic: str) -> tuple[float, int]:
                 started = time.perf_counter()
@@ -281,18 +326,19 @@ async def compare(
                 check_peer(topic, result.structured_content)
                 return took, len(json.dumps(result.structured_content))
 
-            for topic in TOPICS:  # warm-up: caches, connections, the JIT
+            for topic in TOPICS:  # warm-up: caches, connections, the JIT, the replay
                 for _ in range(3):
                     await chatmem(topic)
                     await peer_call(topic)
+                    await recall(floor, topic)
             for topic in TOPICS:
-                ours_s, theirs_s, ours_b, theirs_b = [], [], 0, 0
+                timings = results[topic] = Timings()
                 for _ in range(calls):
-                    took, ours_b = await chatmem(topic)
-                    ours_s.append(took)
-                    took, theirs_b = await peer_call(topic)
-                    theirs_s.append(took)
-                results[topic] = (ours_s, theirs_s, ours_b, theirs_b)
+                    took, timings.chatmem_bytes = await chatmem(topic)
+                    timings.chatmem.append(took)
+                    took, timings.peer_bytes = await peer_call(topic)
+                    timings.peer.append(took)
+                    timings.floor.append((await recall(floor, topic))[0])
     return results
 
 
@@ -313,30 +359,37 @@ def main() -> None:
         graph = work / "memory.jsonl"
         peer_file(graph)
         token, own = seed_chatmem(url, work / "instance")
-        port = free_port()
+        port, floor_port = free_port(), free_port()
+        mcp_url = f"http://127.0.0.1:{port}/chatmem/mcp"
         demo = start_demo(url, work / "instance", port)
+        replay = start_replay(mcp_url, floor_port)
         try:
             idle = rss_mib(demo.pid)
             peer = StdioServerParameters(
                 command="node", args=[str(peer_js)], env={"MEMORY_FILE_PATH": str(graph)}
             )
-            results = asyncio.run(
-                compare(f"http://127.0.0.1:{port}/chatmem/mcp", token, peer, own, args.calls)
-            )
+            floor_url = f"http://127.0.0.1:{floor_port}/chatmem/mcp"
+            results = asyncio.run(compare(mcp_url, floor_url, token, peer, own, args.calls))
             cached = rss_mib(demo.pid)
         finally:
-            demo.terminate()
-            demo.wait(timeout=30)
-        for topic, (ours_s, theirs_s, ours_b, theirs_b) in results.items():
+            for process in (replay, demo):
+                process.terminate()
+                process.wait(timeout=30)
+        for topic, timings in results.items():
             kind, holding = TOPICS[topic]
-            ours, theirs = statistics.median(ours_s), statistics.median(theirs_s)
+            ours, theirs = statistics.median(timings.chatmem), statistics.median(timings.peer)
+            floor = statistics.median(timings.floor)
             line(
                 f"peer {kind} topic={topic!r} [{name}]",
-                f"{theirs / ours:.1f}x  (chatmem p50 {ms(ours)}, p95 {ms(percentile(ours_s, 95))}; "
-                f"peer p50 {ms(theirs)}, p95 {ms(percentile(theirs_s, 95))})",
-                f"{holding:,} of {ENTRIES:,} entries hold it; answers: chatmem {ours_b:,} bytes "
-                f"(<= {PAGE} entries + total + cursor, {RECORDS} of {SESSIONS:,} session records), "
-                f"peer {theirs_b:,} bytes (every match); {args.calls} calls each, interleaved",
+                f"{theirs / ours:.1f}x  (chatmem p50 {ms(ours)}, "
+                f"p95 {ms(percentile(timings.chatmem, 95))}; "
+                f"peer p50 {ms(theirs)}, p95 {ms(percentile(timings.peer, 95))}; "
+                f"floor p50 {ms(floor)}: at most {theirs / floor:.1f}x)",
+                f"{holding:,} of {ENTRIES:,} entries hold it; answers: chatmem "
+                f"{timings.chatmem_bytes:,} bytes (<= {PAGE} entries + total + cursor, "
+                f"{RECORDS} of {SESSIONS:,} session records), peer {timings.peer_bytes:,} bytes "
+                f"(every match); floor: chatmem's answers replayed with no work "
+                f"(bench/mcp_replay.py); {args.calls} calls each, interleaved",
                 ">= 10x",
             )
         line(

@@ -6,7 +6,8 @@ Through Flask's test client (no server, no other process), with the same
 set-up as `http_mcp.py` (handshake session, API token, rate limit off):
 the SQL statements and commits one steady-state call makes, and the median
 time of a call minus that of a request to an unknown route (404), the two
-alternated call by call.
+alternated call by call. Then the database's round trip: a `SELECT 1` on the
+driver's connection.
 """
 
 from __future__ import annotations
@@ -82,6 +83,28 @@ def main() -> None:
         f"median tools/call recall {statistics.median(mcp) * 1e6:.0f} µs minus a 404 "
         f"{statistics.median(bare) * 1e6:.0f} µs, {CALLS} alternated calls; per call "
         f"{len(seen)} statements ({', '.join(seen)}), {len(commits)} commit(s)",
+    )
+    round_trip(engine)
+
+
+def round_trip(engine: Any) -> None:
+    """One `SELECT 1` on the driver's own connection: what each statement costs at least."""
+    connection = engine.raw_connection()
+    try:
+        cursor = connection.cursor()
+        times = []
+        for _ in range(CALLS):
+            start = time.perf_counter()
+            cursor.execute("SELECT 1")
+            cursor.fetchall()
+            times.append(time.perf_counter() - start)
+    finally:
+        connection.close()
+    line(
+        f"round trip [{engine.dialect.name}]",
+        f"{statistics.median(times) * 1e6:.0f} µs",
+        f"median SELECT 1 on the DBAPI connection, {CALLS} calls"
+        + ("; BEGIN and COMMIT are round trips too" if engine.dialect.name != "sqlite" else ""),
     )
 
 

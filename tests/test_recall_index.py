@@ -289,11 +289,12 @@ def test_the_windows_stop_early_and_hand_rare_topics_to_the_index(
     memory: Any, db: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # 40 records, newest last: "plenty" in every one, "sparse" in the 2 newest
-    # and 3 old ones, "ancient" in 4 old ones only.
+    # and 3 old ones, "ancient" in 4 old ones only, "edge" in 2 (see below).
     for number in range(40):
         words = ["plenty"]
         words += ["sparse"] if number in (39, 38, 5, 4, 3) else []
         words += ["ancient"] if number < 4 else []
+        words += ["edge"] if number in (39, 34) else []  # the 1st and the 6th newest
         _record(db, number, " ".join(words))
     db.session.commit()
     monkeypatch.setattr(recall_queries, "RARE", 0)  # SQLite's probe calls nothing rare
@@ -312,6 +313,8 @@ def test_the_windows_stop_early_and_hand_rare_topics_to_the_index(
     assert newest("plenty", 3) == (["w0039", "w0038", "w0037"], 1)
     # Some in the first window, too few in both: the index finds the rest.
     assert newest("sparse", 4) == (["w0039", "w0038", "w0005", "w0004"], 2)
+    # A window is exactly the newest 5: the 6th newest needs the next one.
+    assert newest("edge", 2) == (["w0039", "w0034"], 2)
     # None in the first window: straight to the index, no wider window.
     assert newest("ancient", 3) == (["w0003", "w0002", "w0001"], 1)
     assert newest("absent", 3) == ([], 1)

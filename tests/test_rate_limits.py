@@ -12,6 +12,7 @@ across workers in test_rate_limits_redis.py).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -161,6 +162,39 @@ def test_an_unreachable_store_refuses_with_503_on_every_channel(database_url: st
         assert mcp.json["error"]["data"]["code"] == "unavailable"
     finally:
         dispose(app)
+
+
+def test_a_sign_in_with_the_store_unreachable_is_503_and_signs_nobody_in(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sign-in throttle counts in the same store: down, it refuses like chatmem's budgets."""
+    from chatmem.demo import create_app
+    from tests.conftest import reset_demo_database
+
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    reset_demo_database(database_url)
+    app = create_app(
+        {
+            "SQLALCHEMY_DATABASE_URI": database_url,
+            "TESTING": True,
+            "CHATMEM_PROVIDER": "none",
+            "CHATMEM_RATELIMIT_STORAGE_URI": "redis://127.0.0.1:1",
+        },
+        instance_path=str(tmp_path / "instance"),
+    )
+    try:
+        client = app.test_client()
+        refused = sign_in(client, "editor", "editor")
+        assert refused.status_code == 503, refused.get_data(as_text=True)
+        assert int(refused.headers["Retry-After"]) >= 1
+        assert "cannot be reached" in refused.get_data(as_text=True)
+        assert "Traceback" not in refused.get_data(as_text=True)
+        assert 'name="username"' in refused.get_data(as_text=True)  # the form, to try again
+        # Nobody was signed in: the chat page still sends the browser to the login page.
+        assert client.get("/chat").status_code == 302
+    finally:
+        with app.app_context():
+            app.extensions["sqlalchemy"].engine.dispose()
 
 
 def test_a_store_chatmem_cannot_use_stops_start_up(database_url: str) -> None:

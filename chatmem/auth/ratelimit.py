@@ -72,6 +72,17 @@ def _without_password(uri: str) -> str:
     return re.sub(r"://[^/@]*@", "://***@", uri)
 
 
+def store_unreachable(error: Exception) -> ChatmemError:
+    """What a request is told when the store cannot count it (logged here, once)."""
+    current_app.logger.exception("rate-limit store unreachable", exc_info=error)
+    return ChatmemError(
+        "The rate-limit store cannot be reached; try again shortly.",
+        code="unavailable",
+        status=503,
+        details={"retry_after": UNREACHABLE_RETRY_SECONDS},
+    )
+
+
 def charge(kind: str, key: Any, limit: int) -> None:
     """Count one request for `kind`/`key`; RateLimited (with retry_after) past `limit` a minute.
 
@@ -88,13 +99,7 @@ def charge(kind: str, key: Any, limit: int) -> None:
         # When the oldest call in the window leaves it (asked only when refused).
         reset_at = 0.0 if allowed else budgets.strategy.get_window_stats(item, *identity).reset_time
     except Exception as error:  # the store's client raises its own errors (redis, memcached)
-        current_app.logger.exception("rate-limit store unreachable", exc_info=error)
-        raise ChatmemError(
-            "The rate-limit store cannot be reached; try again shortly.",
-            code="unavailable",
-            status=503,
-            details={"retry_after": UNREACHABLE_RETRY_SECONDS},
-        ) from None
+        raise store_unreachable(error) from None
     if not allowed:
         retry_after = max(1, math.ceil(reset_at - time.time()))
         raise RateLimited(

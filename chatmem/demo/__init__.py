@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from limits.errors import StorageError
 from werkzeug.exceptions import HTTPException
 
 from chatmem.config import Setting, from_environ, integer
@@ -22,7 +23,7 @@ from chatmem.config import Setting, from_environ, integer
 from . import notices, tools  # noqa: F401 - registers the built-in tools and hooks on `memory`
 from .extensions import csrf, db, limiter, login_manager, memory
 from .seed import setup_database
-from .views import bp, http_exception, server_error
+from .views import bp, http_exception, server_error, throttle_down
 
 log = logging.getLogger("chatmem.demo")
 
@@ -80,10 +81,13 @@ def create_app(
     # The sign-in throttle counts where chatmem's budgets do (one Redis for many workers).
     app.config.setdefault("RATELIMIT_STORAGE_URI", app.config["CHATMEM_RATELIMIT_STORAGE_URI"])
     app.config.setdefault("RATELIMIT_KEY_PREFIX", app.config["CHATMEM_RATELIMIT_KEY_PREFIX"])
+    # The store's own errors (redis, memcached) as limits' StorageError: see views.throttle_down.
+    app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", {"wrap_exceptions": True})
     limiter.init_app(app)
 
     app.register_blueprint(bp)
     app.register_error_handler(HTTPException, http_exception)
+    app.register_error_handler(StorageError, throttle_down)
     app.register_error_handler(Exception, server_error)
 
     with app.app_context():

@@ -32,6 +32,7 @@ from flask import (
 )
 from flask_login import current_user, login_required, login_user, logout_user
 from flask_wtf.csrf import CSRFError
+from limits.errors import StorageError
 from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
 
@@ -45,8 +46,10 @@ from chatmem import (
 )
 from chatmem.auth import tokens
 from chatmem.auth.admission import admit, admit_signed_in
+from chatmem.auth.ratelimit import store_unreachable
 from chatmem.blueprints.http_errors import http_error as json_error
 from chatmem.blueprints.http_errors import outage_page, server_failure
+from chatmem.errors import headers_for
 from chatmem.inputs import parse_json
 from chatmem.memory.models import ApiToken
 from chatmem.permissions import user_id_of
@@ -114,6 +117,18 @@ def server_error(error: Exception) -> Any:
         return outage_page(failure)  # chatmem's: the demo's layout needs the database
     message = "Something went wrong on our side; it was logged."
     return render_template("demo/error.html", message=message), 500
+
+
+def throttle_down(error: StorageError) -> Any:
+    """The sign-in throttle's store cannot be reached: 503, as chatmem's own budgets answer.
+
+    Failing open would make the throttle no throttle; a 500 would say it is our bug.
+    """
+    failure = store_unreachable(error.storage_error)
+    if _wants_json():
+        return json_error(failure)
+    page = render_template("demo/login.html", error=failure.message)
+    return page, failure.status, headers_for(failure)
 
 
 @login_manager.unauthorized_handler

@@ -11,6 +11,7 @@ import getpass
 import io
 import json
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -22,7 +23,7 @@ from jsonschema import Draft202012Validator
 from sqlalchemy import select
 
 from chatmem import InvalidParams
-from chatmem.memory import guidance, history, transfer
+from chatmem.memory import guidance, history, staleness, transfer
 from chatmem.memory.models import Guidance, GuidanceEvent
 from tests.conftest import dispose
 from tests.hostapp import USERS, create_host_app
@@ -45,6 +46,10 @@ def seed(app: Flask) -> dict[str, int]:
         active = propose(memory, "Never edit the checkout page.", **proposed)
         guidance.edit(db, active, {"text": "Never edit the cart page."}, actor_id="1")
         guidance.approve(db, active, actor_id="1")
+        staleness.set_review_after(
+            db, db.session.get(Guidance, active), date(2027, 3, 1), actor_id="1"
+        )
+        db.session.commit()
         rejected = propose(memory, "Use Comic Sans for headings.", type="convention")
         guidance.reject(db, rejected, actor_id="1", reason="House style says no.")
         by_hand = guidance.admin_add(
@@ -93,7 +98,8 @@ def test_export_is_valid_v1_with_provenance_and_the_audit_trail(app: Flask) -> N
     assert active["text"] == "Never edit the cart page."
     assert (active["origin"], active["created_by"], active["approved_by"]) == ("agent", "2", "1")
     assert active["session_id"] and active["approved_at"].endswith("Z")
-    assert [e["action"] for e in active["events"]] == ["propose", "edit", "approve"]
+    assert active["review_after"] == "2027-03-01"
+    assert [e["action"] for e in active["events"]] == ["propose", "edit", "approve", "review_date"]
     assert active["events"][1]["detail"]["text"] == [
         "Never edit the checkout page.",
         "Never edit the cart page.",
@@ -166,7 +172,9 @@ def test_import_defaults_to_pending_and_skips_text_already_here(app: Flask) -> N
         assert trail[-1] == ("import", "1", {"status": "pending", "was": "publish"})
         assert history.describe(guidance.events(db, new)[-1]) == "pending (was active)"
         # The local active entry was not touched.
-        assert db.session.get(Guidance, ids["active"]).version == 3
+        assert (
+            db.session.get(Guidance, ids["active"]).version == 4
+        )  # proposed, edited, approved, dated
 
 
 @pytest.mark.parametrize(
@@ -187,6 +195,9 @@ def test_import_defaults_to_pending_and_skips_text_already_here(app: Flask) -> N
             "reason holds what looks like a secret",
         ),
         (lambda e: e.update(created_at="yesterday"), "'yesterday' does not match"),
+        (lambda e: e.update(review_after="next week"), "'next week' does not match"),
+        # The pattern's shape but no such day: refused by name all the same, not a 500.
+        (lambda e: e.update(review_after="2026-02-30"), "review_after must be a date"),
     ],
 )
 def test_a_bad_entry_is_refused_by_name_and_nothing_is_written(

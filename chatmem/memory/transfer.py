@@ -27,7 +27,7 @@ from sqlalchemy import Table, select, update
 
 from ..errors import ChatmemError, InvalidParams
 from ..text import check_field
-from . import guidance, settings
+from . import guidance, settings, staleness
 from .models import STATUSES, Guidance, GuidanceEvent
 
 FORMAT = "chatmem-memory-export"
@@ -100,6 +100,7 @@ def _entry_json(entry: Guidance, events: list[GuidanceEvent]) -> dict[str, Any]:
         "approved_by": entry.approved_by,
         "approved_at": _when(entry.approved_at),
         "updated_at": _when(entry.updated_at),
+        "review_after": entry.review_after.isoformat() if entry.review_after else None,
         "version": entry.version,
         "events": [
             {"action": e.action, "actor_id": e.actor_id, "at": _when(e.at), "detail": e.detail}
@@ -223,6 +224,7 @@ def _checked_entry(index: int, row: Mapping[str, Any]) -> dict[str, Any]:
     fields = {name: row.get(name) for name in guidance.EDITABLE}
     try:
         checked = guidance.checked_fields(fields)
+        checked["review_after"] = staleness.parse_review_after(row.get("review_after"))
         for event in row["events"]:
             _check_detail(event["detail"])
     except ChatmemError as error:
@@ -285,6 +287,7 @@ def _new(row: Mapping[str, Any], fields: Mapping[str, Any], keep_status: bool) -
         approved_by=None if pending else row["approved_by"],
         approved_at=None if pending else _parse_when(row["approved_at"]),
         updated_at=_parse_when(row["updated_at"]),
+        review_after=fields["review_after"],
     )
 
 

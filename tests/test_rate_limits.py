@@ -165,7 +165,10 @@ def test_an_unreachable_store_refuses_with_503_on_every_channel(database_url: st
 
 
 def test_a_sign_in_with_the_store_unreachable_is_503_and_signs_nobody_in(
-    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    database_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The sign-in throttle counts in the same store: down, it refuses like chatmem's budgets."""
     from chatmem.demo import create_app
@@ -190,6 +193,10 @@ def test_a_sign_in_with_the_store_unreachable_is_503_and_signs_nobody_in(
         assert "cannot be reached" in refused.get_data(as_text=True)
         assert "Traceback" not in refused.get_data(as_text=True)
         assert 'name="username"' in refused.get_data(as_text=True)  # the form, to try again
+        # The operator's log: one line that names the store's error, no trace.
+        logged = [r for r in caplog.records if "rate-limit store unreachable" in r.getMessage()]
+        assert logged and "127.0.0.1:1" in logged[-1].getMessage()
+        assert logged[-1].exc_info is None
         # Nobody was signed in: the chat page still sends the browser to the login page.
         assert client.get("/chat").status_code == 302
     finally:

@@ -73,8 +73,12 @@ def _without_password(uri: str) -> str:
 
 
 def store_unreachable(error: Exception) -> ChatmemError:
-    """What a request is told when the store cannot count it (logged here, once)."""
-    current_app.logger.exception("rate-limit store unreachable", exc_info=error)
+    """What a request is told when the store cannot count it.
+
+    Logged in one line, as a database outage is: not a trace per request while it lasts.
+    """
+    first_line = next(iter(str(error).splitlines()), "") or type(error).__name__
+    current_app.logger.warning("rate-limit store unreachable: %s", first_line)
     return ChatmemError(
         "The rate-limit store cannot be reached; try again shortly.",
         code="unavailable",

@@ -124,11 +124,12 @@ def _rare(db: SQLAlchemy, topic: str, table: str) -> bool:
     """Whether the trigram index finds this topic in fewer than RARE rows of `table` (SQLite).
 
     Asking costs 0.1-0.5 ms whatever the topic, because the probe stops at
-    RARE candidates. It saves a rare topic the first pass over sessions
+    RARE candidates. It saves a rare topic the windows over sessions
     (several ms on 100,000 records), and a common one the index's cost of
     listing thousands of candidates (FTS5 is slower than a scan then). The
     candidates are a superset, so a topic counted rare is rare. On
-    PostgreSQL (no FTS table) nothing is rare: pg_trgm serves the predicate.
+    PostgreSQL (no FTS table) it answers False: there the first window,
+    finding nothing, is what tells a rare topic.
     """
     connection = db.session.connection()
     fts = search.fts_table(connection.engine, connection, table, topic)
@@ -306,7 +307,7 @@ def session_records(
         indexed = statements.fts
         params["phrase"] = search.match_phrase(topic.lower())
         if _rare(db, topic, "chatmem_session"):
-            return reads.rows(db, indexed, params)  # the first pass would find too few
+            return reads.rows(db, indexed, params)  # the windows would find too few
     else:
         indexed = statements.scan  # no trigram for this topic (or this SQLite)
     # Ties at a window's cutoff all come in, so a window is a prefix of the

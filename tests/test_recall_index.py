@@ -173,8 +173,8 @@ def test_indexed_recall_equals_the_scan(
     texts = _seed(db, rng)
     topics = _topics(rng, texts)
     assert _assert_same(db, topics) > len(topics) // 2  # the topics do find things
-    # Every topic is rare among 300 records: counted as common instead, each
-    # goes through the first pass (newest records only) too.
+    # Every topic is rare among these entries: counted as common instead,
+    # guidance is found by the scan of the active entries too.
     monkeypatch.setattr(recall_queries, "RARE", 0)
     _assert_same(db, topics)
     # The first passes answer alone when they find enough.
@@ -297,7 +297,6 @@ def test_the_windows_stop_early_and_hand_rare_topics_to_the_index(
         words += ["edge"] if number in (39, 34) else []  # the 1st and the 6th newest
         _record(db, number, " ".join(words))
     db.session.commit()
-    monkeypatch.setattr(recall_queries, "RARE", 0)  # SQLite's probe calls nothing rare
     monkeypatch.setattr(recall_queries, "WINDOWS", (5, 20))
 
     def newest(topic: str, limit: int) -> tuple[list[str], int]:

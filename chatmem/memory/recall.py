@@ -111,25 +111,24 @@ _OWN_NEWEST_RECORDS = (
 )
 
 
-# The windows of newest records the first, index-free passes read, smallest
-# first: a topic absent from the first is rare enough for the index.
+# The windows of newest records the first, index-free passes over sessions
+# read, smallest first: a topic absent from the first is rare enough for the
+# index.
 WINDOWS = (100, 1000)
-# A topic the SQLite index finds in fewer rows than this is rare: the index
-# serves it. A common one is served better without: sessions by the first
-# pass over the newest records, guidance by scanning the active entries.
+# A topic the SQLite index finds in fewer guidance entries than this is
+# rare: the index serves it. A common one is served better by scanning the
+# active entries.
 RARE = 1000
 
 
 def _rare(db: SQLAlchemy, topic: str, table: str) -> bool:
     """Whether the trigram index finds this topic in fewer than RARE rows of `table` (SQLite).
 
-    Asking costs 0.1-0.5 ms whatever the topic, because the probe stops at
-    RARE candidates. It saves a rare topic the windows over sessions
-    (several ms on 100,000 records), and a common one the index's cost of
-    listing thousands of candidates (FTS5 is slower than a scan then). The
-    candidates are a superset, so a topic counted rare is rare. On
-    PostgreSQL (no FTS table) it answers False: there the first window,
-    finding nothing, is what tells a rare topic.
+    Asking costs 0.1-1.5 ms: the probe stops at RARE candidates, but a
+    common trigram's list is read whole. It saves a common topic the index's
+    cost of listing thousands of candidates (FTS5 is slower than a scan
+    then). The candidates are a superset, so a topic counted rare is rare.
+    On PostgreSQL (no FTS table) it answers False.
     """
     connection = db.session.connection()
     fts = search.fts_table(connection.engine, connection, table, topic)
@@ -220,7 +219,6 @@ _ROWID: ColumnElement[int] = literal_column("chatmem_session.rowid")
 _OWN_UNINDEXED: ColumnElement[bool] = literal_column("+chatmem_session.user_id") == bindparam(
     "user_id"
 )
-_PG_HITS = select(Session.id).where(_MATCHES).cte("topic_hits").prefix_with("MATERIALIZED")
 
 
 # Before any session was recorded: a window wider than the history is all of it.
@@ -249,6 +247,12 @@ def _topic_statements(own: bool) -> _TopicStatements:
         .limit(1)
         .scalar_subquery()
     )
+    # Without LIMIT in sight the planner picks the pg_trgm indexes; with it,
+    # it would walk recorded_at hoping for early matches (all rows for a rare
+    # topic). MATERIALIZED keeps the two apart. The matches come out whole,
+    # not as ids to look up again: fetching each row twice took longer than
+    # the search.
+    hits = records.where(_MATCHES).cte("topic_hits").prefix_with("MATERIALIZED")
     return _TopicStatements(
         window=records.where(_MATCHES, Session.recorded_at >= func.coalesce(cutoff, _BEGINNING))
         .order_by(*_NEWEST)
@@ -258,10 +262,7 @@ def _topic_statements(own: bool) -> _TopicStatements:
         .where(_ROWID.in_(_FTS_HITS), _MATCHES)
         .order_by(*_NEWEST)
         .limit(_LIMIT),
-        # Without LIMIT in sight the planner picks the pg_trgm indexes; with
-        # it, it would walk recorded_at hoping for early matches (all rows
-        # for a rare topic). MATERIALIZED keeps the two apart.
-        pg=records.where(Session.id.in_(select(_PG_HITS.c.id))).order_by(*_NEWEST).limit(_LIMIT),
+        pg=select(hits).order_by(hits.c.recorded_at.desc(), hits.c.id).limit(_LIMIT),
     )
 
 
@@ -286,8 +287,9 @@ def session_records(
     scan only windows of the newest records (WINDOWS): if one finds `limit`
     matches they are exactly the newest matches overall. One that finds
     none, or the last window falling short, hands over to the indexed pass
-    over the whole history. On SQLite a cheap probe of the index first tells
-    a rare topic, which goes straight to the indexed pass.
+    over the whole history. The same on both engines: no probe of the index
+    first, which cost a common topic more (1-2 ms on SQLite, listing its
+    candidates) than the first window costs a rare one (0.1-0.5 ms).
     """
     own = user_id is not None
     if not topic:
@@ -306,8 +308,6 @@ def session_records(
     elif search.fts_table(connection.engine, connection, "chatmem_session", topic):
         indexed = statements.fts
         params["phrase"] = search.match_phrase(topic.lower())
-        if _rare(db, topic, "chatmem_session"):
-            return reads.rows(db, indexed, params)  # the windows would find too few
     else:
         indexed = statements.scan  # no trigram for this topic (or this SQLite)
     # Ties at a window's cutoff all come in, so a window is a prefix of the

@@ -121,8 +121,8 @@ WINDOWS = (100, 1000)
 RARE = 1000
 
 
-def _rare(db: SQLAlchemy, topic: str, table: str) -> bool:
-    """Whether the trigram index finds this topic in fewer than RARE rows of `table` (SQLite).
+def _rare_in_guidance(db: SQLAlchemy, topic: str) -> bool:
+    """Whether the trigram index finds this topic in fewer than RARE guidance entries (SQLite).
 
     Asking costs 0.1-1.5 ms: the probe stops at RARE candidates, but a
     common trigram's list is read whole. It saves a common topic the index's
@@ -131,7 +131,7 @@ def _rare(db: SQLAlchemy, topic: str, table: str) -> bool:
     On PostgreSQL (no FTS table) it answers False.
     """
     connection = db.session.connection()
-    fts = search.fts_table(connection.engine, connection, table, topic)
+    fts = search.fts_table(connection.engine, connection, "chatmem_guidance", topic)
     if fts is None:
         return False
     probe = f"SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?)"
@@ -177,7 +177,7 @@ def guidance(
         matching = matching.where(Guidance.type == type)
     if topic:
         columns = (Guidance.title, Guidance.text)
-        indexed = not scan and _rare(db, topic, "chatmem_guidance")
+        indexed = not scan and _rare_in_guidance(db, topic)
         matching = matching.where(
             topic_filter(db, "chatmem_guidance", Guidance.id, columns, topic, scan=not indexed)
         )

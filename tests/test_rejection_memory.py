@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 
 from chatmem import InvalidParams
 from chatmem.memory import guidance
-from chatmem.memory.models import Guidance, Session, utcnow
+from chatmem.memory.models import Guidance, Session
 from tests.conftest import dispose
 from tests.hostapp import USERS, create_host_app
 from tests.screen_helpers import (
@@ -28,7 +28,14 @@ from tests.screen_helpers import (
     token,
 )
 
-TODAY = f"{utcnow():%Y-%m-%d}"
+
+def rejected_on(app: Flask, entry_id: int) -> str:
+    """The day the rejection was recorded (not today's: a run may cross midnight)."""
+    with app.app_context():
+        db = app.extensions["test_host"]["db"]
+        day = f"{guidance.rejections(db, [entry_id])[entry_id].at:%Y-%m-%d}"
+        db.session.remove()
+        return day
 
 
 def seed(app: Flask, *texts: str) -> list[int]:
@@ -83,19 +90,20 @@ def test_rejecting_with_a_reason_fills_the_rejected_tab(app: Flask, client: Flas
 def test_a_reproposal_is_flagged_with_when_who_and_why(app: Flask, client: FlaskClient) -> None:
     (first,) = seed(app, "Checkout is page 42.")
     reject(client, app, first, "Checkout moved to page 7.")
+    day = rejected_on(app, first)
 
     again = remember(app, "checkout  IS page 42.")  # folded as for de-duplication
     assert again["status"] == "pending"
     assert again["flags"] == [
         {
             "code": "rejected_before",
-            "reason": f"The same text was rejected on {TODAY} by admin: Checkout moved to "
+            "reason": f"The same text was rejected on {day} by admin: Checkout moved to "
             f"page 7. (entry #{first}).",
             "entry_id": first,
         }
     ]
     pending = client.get(f"{SCREEN}?tab=pending").get_data(as_text=True)
-    assert f"rejected on {TODAY} by admin: Checkout moved to page 7." in pending
+    assert f"rejected on {day} by admin: Checkout moved to page 7." in pending
     assert "Approve anyway" in pending
 
 
@@ -182,12 +190,13 @@ def test_refuse_answers_invalid_params_and_stores_nothing(refusing: Flask) -> No
         guidance.reject(
             app.extensions["test_host"]["db"], first, actor_id="1", reason="Moved to page 7."
         )
+    day = rejected_on(app, first)
     before = counts(app)
     with pytest.raises(InvalidParams) as caught:
         remember(app, "CHECKOUT is page 42.")
     assert caught.value.code == "invalid_params"
     assert caught.value.message == (
-        f"The same text was rejected on {TODAY} by admin: Moved to page 7. (entry #{first}). "
+        f"The same text was rejected on {day} by admin: Moved to page 7. (entry #{first}). "
         "A curator rejected this text; it was not proposed again."
     )
     assert counts(app) == before
@@ -234,6 +243,7 @@ def test_refuse_is_the_same_over_rest(refusing: Flask) -> None:
         guidance.reject(memory.db, first, actor_id="1", reason="Moved.")
         plain = tokens.issue(memory, USERS["editor"], name="rest")[1]
         memory.db.session.remove()
+    day = rejected_on(app, first)
     before = counts(app)
     with app.test_client() as rest:
         response = rest.post(
@@ -244,6 +254,6 @@ def test_refuse_is_the_same_over_rest(refusing: Flask) -> None:
     assert response.status_code == 400
     error = response.json["error"]
     assert error["code"] == "invalid_params"
-    assert error["message"].startswith(f"The same text was rejected on {TODAY} by admin: Moved.")
+    assert error["message"].startswith(f"The same text was rejected on {day} by admin: Moved.")
     assert error["flags"][0]["code"] == "rejected_before"
     assert counts(app) == before

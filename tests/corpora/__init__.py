@@ -1,0 +1,1 @@
+"""Outside corpora, each with its source: see fetch.py."""

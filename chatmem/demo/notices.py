@@ -4,6 +4,8 @@ A pending queue nobody looks at rots, so every page an admin sees names the
 newest work waiting for them. chatmem calls these hooks after the agent's
 call committed; the notice is the demo's own row (chatmem owns none of the
 host's tables), and it names the item as the Memory screen does, never its text.
+A notice goes once its item was decided (it would send the curator to an empty
+queue) or once the curator dismisses it.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import DateTime, Integer, String, select
+from sqlalchemy import DateTime, Integer, String, delete, select
 from sqlalchemy.orm import Mapped, mapped_column
+
+from chatmem.memory.models import Guidance, HeldCall
 
 from .extensions import db, memory
 from .models import utcnow
@@ -52,13 +56,26 @@ def _add(kind: str, item_id: int, text: str) -> None:
 
 
 def recent() -> list[CuratorNotice]:
-    """The newest notices of the last day, for the admin's pages."""
+    """The newest notices of the last day whose item still waits, for the admin's pages."""
     since = utcnow() - KEPT_FOR
+    proposal = (CuratorNotice.kind == "proposal") & CuratorNotice.item_id.in_(
+        select(Guidance.id).where(Guidance.status == "pending")
+    )
+    waiting_call = (CuratorNotice.kind == "waiting_call") & CuratorNotice.item_id.in_(
+        select(HeldCall.id).where(HeldCall.state == "waiting")
+    )
     return list(
         db.session.scalars(
             select(CuratorNotice)
-            .where(CuratorNotice.at >= since)
+            .where(CuratorNotice.at >= since, proposal | waiting_call)
             .order_by(CuratorNotice.id.desc())
             .limit(SHOWN)
         )
     )
+
+
+def dismiss(notice_id: int) -> bool:
+    """Remove one notice (the item itself still waits in its queue); False if there was none."""
+    removed = db.session.execute(delete(CuratorNotice).where(CuratorNotice.id == notice_id))
+    db.session.commit()
+    return bool(removed.rowcount)  # type: ignore[attr-defined]

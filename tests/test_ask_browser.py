@@ -132,10 +132,11 @@ def test_the_chat_card_waits_then_runs_now(
         box = page.get_by_label("Message")
         box.fill(f'/tool update-post {{"post_id": {header}, "title": "Sale!"}}')
         box.press("Enter")
-        card = page.locator(".tool-card--held")
+        card = page.locator('.tool-card[data-outcome="held"]')
         expect(card).to_have_count(1)
-        expect(card).to_contain_text("Waiting for approval")
-        expect(card).to_contain_text("approval_required")
+        expect(card.locator(".tool-held-heading")).to_have_text("Waiting for approval")
+        expect(card.locator(".tool-badge")).to_have_text("approval_required")
+        expect(card).to_have_class("tool-card tool-card--held")
         expect(card.locator(".tool-held-state")).to_have_text("A curator has not decided yet.")
         run = card.get_by_role("button", name="Run now")
         expect(run).to_be_hidden()
@@ -161,6 +162,29 @@ def test_the_chat_card_waits_then_runs_now(
         )
         expect(card.locator(".tool-held-state")).to_have_text("Already run.")
         expect(run).to_be_hidden()
+        # Decided, the card says so: no "Waiting for approval" under an amber badge.
+        expect(card.locator(".tool-held-heading")).to_have_text("Allowed and run")
+        expect(card.locator(".tool-badge")).to_have_text("allowed_and_run")
+        expect(card).not_to_contain_text("Waiting for approval")
+        expect(card).to_have_class("tool-card tool-card--ok")
+
+        # A second call, denied; after a reload both cards read their decision.
+        box.fill(f'/tool update-post {{"post_id": {header}, "title": "Other"}}')
+        box.press("Enter")
+        expect(card).to_have_count(2)
+        second = int(card.nth(1).inner_text().split("request #", 1)[1].split(",", 1)[0])
+        denied = admin.client.post(
+            f"/chatmem/memory/held/{second}/deny",
+            data={"csrf_token": admin.csrf},
+            headers={"Accept": "application/json"},
+        )
+        assert denied.status_code == 200
+        expect(card.nth(1).locator(".tool-held-heading")).to_have_text("Denied", timeout=15_000)
+        page.reload()
+        expect(card.nth(0).locator(".tool-held-heading")).to_have_text("Allowed and run")
+        expect(card.nth(1).locator(".tool-held-heading")).to_have_text("Denied")
+        expect(card.nth(1).locator(".tool-badge")).to_have_text("denied")
+        expect(card.nth(1)).to_have_class("tool-card tool-card--blocked")
         with demo_app.app_context():
             assert db.session.get(Post, header).title == "Sale!"
     finally:

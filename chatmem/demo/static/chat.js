@@ -46,10 +46,20 @@
     expired: "The approval expired unused.",
     used: "Already run.",
   };
+  // Once decided, the card's heading, badge and colour say so: a run call no
+  // longer reads "Waiting for approval" under an amber approval_required.
+  const STATE_CARDS = {
+    waiting: ["Waiting for approval", "approval_required", "held"],
+    allowed: ["Allowed once", "allowed", "ok"],
+    used: ["Allowed and run", "allowed_and_run", "ok"],
+    denied: ["Denied", "denied", "blocked"],
+    expired: ["Expired", "expired", "error"],
+  };
 
-  function heldPanel(message, error) {
+  function heldPanel(message, error, card) {
     const panel = el("div", "tool-held");
-    panel.append(el("strong", "", "Waiting for approval"));
+    const heading = el("strong", "tool-held-heading", STATE_CARDS.waiting[0]);
+    panel.append(heading);
     const rule = error.guidance_id ? "guardrail #" + error.guidance_id + ": " + (error.title || "") : "a guardrail";
     panel.append(document.createTextNode(" — request #" + error.request_id + ", held by " + rule));
     const status = el("p", "tool-held-state", STATE_WORDS.waiting);
@@ -64,6 +74,11 @@
     let timer = null;
     function show(state, note) {
       status.dataset.state = state;
+      const [words, badge, look] = STATE_CARDS[state] || STATE_CARDS.waiting;
+      heading.textContent = words;
+      card.querySelector(".tool-badge").textContent = badge;
+      card.className = "tool-card tool-card--" + look;
+      card.dataset.heldState = state;
       status.textContent = (STATE_WORDS[state] || state) + (note ? " Note: " + note : "");
       run.hidden = state !== "allowed";
       if (state !== "waiting" && timer) { clearInterval(timer); timer = null; }
@@ -112,7 +127,7 @@
       banner.append(document.createTextNode(" — " + rule + (error.title || "")));
       card.append(banner);
     } else if (outcome === "held" && error) {
-      card.append(heldPanel(message, error));
+      card.append(heldPanel(message, error, card));
     } else if (error) {
       card.append(el("p", "tool-error", error.message || "The call failed."));
     }

@@ -71,4 +71,5 @@ def seed_every_kind(app: Flask) -> dict[str, Any]:
         "versioned": versioned,
         "trashed": trashed,
         "session": session_id,
+        "hand_added": int(added.headers["Location"].rsplit("#entry-", 1)[1]),
     }

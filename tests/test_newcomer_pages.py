@@ -26,6 +26,7 @@ def world(demo_app: Flask) -> dict[str, Any]:
 def screen_pages(world: dict[str, Any]) -> list[str]:
     tabs = ("pending", "waiting", "active", "rejected", "trash", "history", "tokens")
     entries = (world["pending"], world["rejected"], world["versioned"], world["trashed"])
+    entries += (world["hand_added"],)
     return [
         "/chat",
         "/connect",
@@ -117,3 +118,23 @@ def test_no_page_is_given_a_name_a_template_helper_has(demo_app: Flask) -> None:
         layout: sorted(names & helpers) for layout, names in layouts().items() if names & helpers
     }
     assert clashes == {}
+
+
+def test_the_history_page_names_the_version_its_list_ends_with(world: dict[str, Any]) -> None:
+    """Proposed, approved, edited: version 2 of its text (the record's counter says 3)."""
+    page = world["admin"].client.get(f"{MEMORY}/guidance/{world['versioned']}")
+    html = re.sub(r"\s+", " ", page.get_data(as_text=True))
+    assert f'<span class="cm-k">Entry</span> #{world["versioned"]}, version 2</li>' in html
+    assert html.count('class="cm-version"') == 2
+    assert 'data-version="2"> <h3 class="cm-subhead">Version 2 · Edited' in html
+
+
+def test_a_hand_added_entry_names_its_author_once(world: dict[str, Any]) -> None:
+    admin = world["admin"].client
+    listed = re.sub(r"\s+", " ", admin.get(f"{MEMORY}?tab=active").get_data(as_text=True))
+    assert "<li>added by hand by admin</li>" in listed
+    assert "admin (admin)" not in listed and "(admin)</span>" not in listed
+    entry = world["hand_added"]
+    history = re.sub(r"\s+", " ", admin.get(f"{MEMORY}/guidance/{entry}").get_data(as_text=True))
+    assert '<span class="cm-k">Added</span> by hand by admin, ' in history
+    assert "admin (admin)" not in history

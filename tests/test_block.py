@@ -72,7 +72,8 @@ def test_approval_time_not_creation_orders_entries(
 
 
 # Header, "\n" and footer are 77 characters; a group line adds "\n" + label + ": ",
-# 13 characters for Guardrails and for Site facts; a second entry in a group adds "; ".
+# 13 characters for Guardrails and for Site facts; a second entry in a group adds "; "
+# (or " " after a finished sentence).
 @pytest.mark.parametrize(
     ("fact_length", "fits"),
     [(797, True), (798, False)],
@@ -124,9 +125,9 @@ def test_the_first_entry_that_does_not_fit_ends_the_block(memory: Any, db: Any, 
         made.setdefault(kind, []).append(add(db, admin, kind, f"{kind[0]}{i:02d}".ljust(200, ".")))
     short = add(db, admin, "instruction", "be brief")
     block = memory.block()
-    # 77 + 13 + 5 * 200 + 4 * 2 = 1098 for the guardrails; the first fact takes it to 1311,
-    # a second would make 1513.
-    assert len(block.text) == 1311
+    # Each ends with ".": joined by a space. 77 + 13 + 5 * 200 + 4 * 1 = 1094 for the
+    # guardrails; the first fact takes it to 1307, a second would make 1508.
+    assert len(block.text) == 1307
     assert block.included == tuple(e.id for e in made["guardrail"]) + (made["fact"][0].id,)
     left = made["fact"][1:] + made["convention"] + made["instruction"] + [short]
     assert block.left_out == tuple(LeftOut(e.id, e.type, e.title) for e in left)
@@ -190,3 +191,29 @@ def test_block_is_cached_until_guidance_changes(memory: Any, db: Any, admin: Any
     add(db, admin, "fact", "another fact")
     assert memory.block() is not first
     assert "another fact" in memory.system_context()
+
+
+def test_entries_join_as_sentences_or_with_a_semicolon(memory: Any, db: Any, admin: Any) -> None:
+    """ "…redesign.; Shipping…" read badly to the model and the curator alike."""
+    add(db, admin, "fact", "The shop reopens after the spring redesign.")
+    add(db, admin, "fact", "Shipping to the EU takes a week")
+    add(db, admin, "fact", "Ask “why?”")
+    add(db, admin, "fact", "Checkout is page 4")
+    line = memory.system_context().splitlines()[1]
+    assert line == (
+        "Site facts: The shop reopens after the spring redesign. Shipping to the EU takes a week; "
+        "Ask “why?” Checkout is page 4"
+    )
+
+
+@pytest.mark.parametrize(("second_length", "fits"), [(709, True), (710, False)])
+def test_the_cap_counts_a_space_after_a_sentence(
+    memory: Any, db: Any, admin: Any, second_length: int, fits: bool
+) -> None:
+    add(db, admin, "fact", "a" * 699 + ".")
+    add(db, admin, "fact", "b" * second_length)
+    block = memory.block()
+    assert len(block.included) == (2 if fits else 1)
+    if fits:
+        assert len(block.text) == 1500
+        assert block.text.splitlines()[1] == "Site facts: " + "a" * 699 + ". " + "b" * 709

@@ -110,7 +110,7 @@ def test_switching_an_entry_off_takes_it_out_of_the_block(app: Flask, page: Any)
 
     entry_id = seed(app, work)
     page.goto("/chatmem/memory?tab=active")
-    assert "Checkout is page 42.; Blog is /news." in preview(page)
+    assert "Checkout is page 42. Blog is /news." in preview(page)
     switch = page.locator(f"#entry-{entry_id}").get_by_role("switch")
     assert switch.get_attribute("aria-checked") == "true"
     switch.click()

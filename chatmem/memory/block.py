@@ -32,7 +32,11 @@ GROUP_LABELS = {
     "instruction": "Instructions",
 }
 SEVERITY_RANK = {"block": 0, "ask": 1, "warn": 2, "info": 3, None: 4}
+# Entries of one group share a line. After a finished sentence the next one
+# simply follows ("…redesign. Shipping…"); after a fragment, "; " keeps them apart.
 SEPARATOR = "; "
+AFTER_SENTENCE = " "
+_SENTENCE_ENDS = (".", "!", "?", "…", ".)", '."', ".”", "!”", "?”")
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,17 @@ def one_line(text: str) -> str:
     return " ".join(for_agents(text).split())
 
 
+def joiner(previous: str) -> str:
+    """What goes between an entry and the next in its group."""
+    return AFTER_SENTENCE if previous.endswith(_SENTENCE_ENDS) else SEPARATOR
+
+
+def join(items: list[str]) -> str:
+    return "".join(
+        item + (joiner(item) if i < len(items) - 1 else "") for i, item in enumerate(items)
+    )
+
+
 def active_entries(db: SQLAlchemy) -> list[Guidance]:
     return list(
         db.session.scalars(
@@ -97,7 +112,7 @@ def compose(entries: Iterable[Guidance], limit: int = LIMIT) -> Block:
     for position, entry in enumerate(ordered):
         item = one_line(entry.text)
         items = groups.get(entry.type)
-        extra = len(item) + (len(SEPARATOR) if items else len(GROUP_LABELS[entry.type]) + 3)
+        extra = len(item) + (len(joiner(items[-1])) if items else len(GROUP_LABELS[entry.type]) + 3)
         if length + extra > limit:
             left = tuple(LeftOut(e.id, e.type, e.title) for e in ordered[position:])
             return Block(_render(groups) if included else "", tuple(included), left)
@@ -111,6 +126,6 @@ def _render(groups: dict[str, list[str]]) -> str:
     lines = [HEADER]
     for kind in GUIDANCE_TYPES:
         if groups.get(kind):
-            lines.append(f"{GROUP_LABELS[kind]}: {SEPARATOR.join(groups[kind])}")
+            lines.append(f"{GROUP_LABELS[kind]}: {join(groups[kind])}")
     lines.append(FOOTER)
     return "\n".join(lines)

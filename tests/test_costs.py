@@ -79,7 +79,10 @@ def test_a_demo_conversation_records_the_block_it_started_with(demo_app: Flask) 
     admin = DemoClient(demo_app, "admin")
     page = squash(admin.client.get(f"/chatmem/memory/sessions/{record.id}").get_data(as_text=True))
     assert "Started with" in page
-    assert f"Memory revision <strong>{revision}</strong> · {len(block.text)} characters" in page
+    assert (
+        f"Memory revision <strong>{revision}</strong> · this conversation's block: "
+        f"{len(block.text)} characters" in page
+    )
     assert f"about {-(-len(block.text) // 4)} tokens" in page
     fact = demo(demo_app, lambda m, db: db.session.get(Guidance, fact_id))
     assert f'href="/chatmem/memory/guidance/{fact_id}">{fact.title}</a>' in page
@@ -172,6 +175,8 @@ def test_the_cost_card_counts_block_summary_tokens_and_calls_saved(
         "days": 30,
         "conversations": 2,
         "block_tokens_estimate": -(-chars // 4),
+        "conversations_with_memory": 2,
+        "block_tokens_with_memory_estimate": -(-chars // 4),
         "first_prompt_tokens": None,
         "first_prompt_conversations": 0,
         "summary_jobs": 1,
@@ -193,6 +198,45 @@ def test_the_cost_card_counts_block_summary_tokens_and_calls_saved(
     work(app, age)
     cost = client.get(f"{SCREEN}/upkeep", headers=JSON).json["cost"]
     assert (cost["summary_tokens"], cost["provider_calls_saved"]) == (0, 0)
+
+
+def test_the_cost_card_names_each_average_and_one_agrees_with_the_session_page(
+    demo_app: Flask,
+) -> None:
+    """Conversations started before any memory have an empty block: they halve the
+    average over all conversations, never the one over conversations that had memory."""
+    editor = DemoClient(demo_app, "editor")
+    fact_id = remember(editor, editor.new_conversation()["id"], FACT)  # started with none
+    approve(demo_app, fact_id)
+    chars = demo(demo_app, lambda m, db: m.block().length)
+    with_memory = editor.new_conversation()["id"]
+
+    def session_of(memory: Any, db: Any) -> str:
+        from chatmem.demo.models import Conversation
+
+        return str(db.session.get(Conversation, with_memory).session_id)
+
+    admin = DemoClient(demo_app, "admin")
+    cost = admin.client.get(f"{SCREEN}/upkeep", headers=JSON).get_json()["cost"]
+    assert (cost["conversations"], cost["conversations_with_memory"]) == (2, 1)
+    assert cost["block_tokens_with_memory_estimate"] == -(-chars // 4)
+    assert cost["block_tokens_estimate"] == -(-round(chars / 2) // 4)
+    card = squash(admin.client.get(f"{SCREEN}/upkeep").get_data(as_text=True))
+    assert (
+        "<dt>Block per conversation that had memory</dt> "
+        f'<dd data-figure="memory-block-tokens">about {-(-chars // 4)} tokens '
+        '<span class="cm-small">(estimated from characters, over the 1 conversation '
+        "of the last 30 days that started with memory)</span>" in card
+    )
+    assert (
+        "<dt>Block per conversation, all conversations</dt> "
+        f'<dd data-figure="block-tokens">about {-(-round(chars / 2) // 4)} tokens '
+        '<span class="cm-small">(over all 2 conversations of the last 30 days that '
+        "recorded their block, 1 of them with none)</span>" in card
+    )
+    session = demo(demo_app, session_of)
+    page = squash(admin.client.get(f"{SCREEN}/sessions/{session}").get_data(as_text=True))
+    assert f"this conversation's block: {chars} characters, about {-(-chars // 4)} tokens" in page
 
 
 def test_the_demo_chat_keeps_the_providers_count_of_the_first_prompt(

@@ -96,7 +96,10 @@ class Cost:
 
     days: int
     conversations: int
-    block_chars: float | None
+    block_chars: float | None  # over every conversation that recorded its block
+    # Over those whose block was not empty: what a conversation with memory carries.
+    with_memory: int
+    memory_block_chars: float | None
     prompt_tokens: float | None
     prompt_conversations: int
     summary_jobs: int
@@ -109,6 +112,11 @@ class Cost:
         return tokens_of(round(self.block_chars)) if self.block_chars is not None else None
 
     @property
+    def memory_block_tokens(self) -> int | None:
+        chars = self.memory_block_chars
+        return tokens_of(round(chars)) if chars is not None else None
+
+    @property
     def summary_tokens(self) -> int:
         return self.summary_input_tokens + self.summary_output_tokens
 
@@ -117,6 +125,8 @@ class Cost:
             "days": self.days,
             "conversations": self.conversations,
             "block_tokens_estimate": self.block_tokens,
+            "conversations_with_memory": self.with_memory,
+            "block_tokens_with_memory_estimate": self.memory_block_tokens,
             "first_prompt_tokens": round(self.prompt_tokens) if self.prompt_tokens else None,
             "first_prompt_conversations": self.prompt_conversations,
             "summary_jobs": self.summary_jobs,
@@ -132,6 +142,9 @@ def cost(db: SQLAlchemy, *, days: int = COST_DAYS, now: datetime | None = None) 
     given = Session.block_revision.is_not(None) & (Session.started_at >= since)
     conversations, chars = db.session.execute(
         select(func.count(), func.avg(Session.block_chars)).where(given)
+    ).one()
+    with_memory, memory_chars = db.session.execute(
+        select(func.count(), func.avg(Session.block_chars)).where(given, Session.block_chars > 0)
     ).one()
     prompted, prompt_avg = db.session.execute(
         select(func.count(), func.avg(Session.prompt_tokens)).where(
@@ -153,6 +166,8 @@ def cost(db: SQLAlchemy, *, days: int = COST_DAYS, now: datetime | None = None) 
         days=days,
         conversations=int(conversations or 0),
         block_chars=float(chars) if chars is not None else None,
+        with_memory=int(with_memory or 0),
+        memory_block_chars=float(memory_chars) if memory_chars is not None else None,
         prompt_tokens=float(prompt_avg) if prompt_avg is not None else None,
         prompt_conversations=int(prompted or 0),
         summary_jobs=int(jobs or 0),

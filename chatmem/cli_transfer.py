@@ -49,26 +49,35 @@ def export(statuses: tuple[str, ...]) -> None:
     "--as-pending/--keep-status",
     default=True,
     show_default=True,
-    help="Imported entries wait for review (default), or keep the status they had.",
+    help=(
+        "Imported entries wait for review (default), or keep the status they had: an "
+        "active one the poisoning screen flags waits for review all the same."
+    ),
 )
 def import_(file: IO[bytes], as_pending: bool) -> None:
     """Add the entries of FILE (a `flask chatmem export`); all or nothing, never overwrites."""
     memory = current_memory()
+    snapshot = memory.snapshot()
     try:
         result = transfer.import_document(
-            memory.db, transfer.parse(file.read()), actor_id=cli_actor(), keep_status=not as_pending
+            memory.db,
+            transfer.parse(file.read()),
+            actor_id=cli_actor(),
+            keep_status=not as_pending,
+            screen=lambda fields: memory.screen(dict(fields), snapshot=snapshot),
         )
     except ChatmemError as error:
         memory.db.session.rollback()
         raise click.ClickException(error.message) from None
-    count = len(result.imported)
     ids = ", ".join(f"#{i}" for i in result.imported)
-    click.echo(
-        f"Imported {count} entr{'y' if count == 1 else 'ies'} ({result.status})"
-        + (f": {ids}." if ids else ".")
-    )
+    click.echo(transfer.summary(result) + (f" New: {ids}." if ids else ""))
     for skipped in result.skipped:
         click.echo(
             f"Skipped entry {skipped['entry']} (#{skipped['id']} in the file): "
             f"the same text is already here as #{skipped['existing']}."
+        )
+    for flagged in result.flagged:
+        click.echo(
+            f"Flagged entry {flagged['entry']} (#{flagged['id']} in the file, here "
+            f"#{flagged['new']}): {', '.join(flagged['flags'])}."
         )

@@ -27,7 +27,7 @@ import math
 import re
 from typing import Any
 
-from .errors import InvalidParams
+from .errors import InvalidParams, PayloadTooLarge
 
 MAX_DEPTH = 32
 MAX_NUMBER_DIGITS = 40
@@ -43,35 +43,58 @@ class NotJson(InvalidParams):
     """The body is not JSON within our bounds (MCP: -32700 Parse error)."""
 
 
-def parse_json(body: bytes | str, *, field: str = "", values: bool = True) -> Any:
-    """Strict, bounded JSON, every value checked (NotJson or InvalidParams).
+def parse_json(
+    body: bytes | str,
+    *,
+    field: str = "",
+    values: bool = True,
+    max_depth: int = MAX_DEPTH,
+    max_bytes: int | None = None,
+) -> Any:
+    """Strict, bounded JSON, every value checked (NotJson, InvalidParams or PayloadTooLarge).
 
     `values=False` keeps the parse bounds (syntax, depth, number length, no
     NaN) and leaves the value rules to whoever reads the values: MCP hands a
     tool call's arguments to the dispatcher, which answers them as a tool
     result the model can read, as it does a schema refusal.
+    `max_depth`: deeper nesting is refused (a whole document, such as a
+    memory export, nests deeper than a tool's arguments). `max_bytes`: a
+    longer body is refused before it is decoded (413).
     """
+    size = len(body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body)
+    if max_bytes is not None and size > max_bytes:
+        raise PayloadTooLarge(
+            f"{_label(field)} is larger than {_size(max_bytes)}.",
+            details=_why(field, "too_large"),
+        )
     try:
         text = body.decode("utf-8") if isinstance(body, bytes) else body
         value = json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int)
     except NotJson:
         raise
     except RecursionError:
-        raise _too_deep(field) from None
+        raise _too_deep(field, max_depth) from None
     except (ValueError, UnicodeDecodeError):
         raise NotJson(f"{field} is not valid JSON.", details=_why(field, "not_json")) from None
-    check_value(value, field=field, values=values)
+    check_value(value, field=field, values=values, max_depth=max_depth)
     return value
 
 
-def check_value(value: Any, *, field: str = "", values: bool = True) -> None:
+def _size(limit: int) -> str:
+    mb, rest = divmod(limit, 1024 * 1024)
+    return f"{mb} MB" if mb and not rest else f"{limit:,} bytes"
+
+
+def check_value(
+    value: Any, *, field: str = "", values: bool = True, max_depth: int = MAX_DEPTH
+) -> None:
     """Walk a decoded value (without recursion): depth, numbers and text (InvalidParams)."""
     stack: list[tuple[Any, str, int]] = [(value, field, 0)]
     while stack:
         item, path, depth = stack.pop()
         if isinstance(item, dict | list):
-            if depth >= MAX_DEPTH:
-                raise _too_deep(path)
+            if depth >= max_depth:
+                raise _too_deep(path, max_depth)
             pairs = item.items() if isinstance(item, dict) else enumerate(item)
             for key, inner in pairs:
                 if values and isinstance(key, str):
@@ -144,9 +167,9 @@ def _no_constant(name: str) -> Any:
     )
 
 
-def _too_deep(field: str) -> NotJson:
+def _too_deep(field: str, max_depth: int = MAX_DEPTH) -> NotJson:
     return NotJson(
-        f"{_label(field)} is nested more than {MAX_DEPTH} levels deep.",
+        f"{_label(field)} is nested more than {max_depth} levels deep.",
         details=_why(field, "too_deep"),
     )
 

@@ -24,7 +24,7 @@ from sqlalchemy import select
 
 from chatmem import InvalidParams
 from chatmem.memory import guidance, history, staleness, transfer
-from chatmem.memory.models import Guidance, GuidanceEvent
+from chatmem.memory.models import Guidance, GuidanceEvent, utcnow
 from tests.conftest import dispose
 from tests.hostapp import USERS, create_host_app
 from tests.screen_helpers import JSON, SCREEN, login, propose, state, token
@@ -37,11 +37,11 @@ def cli(app: Flask, *args: str) -> Any:
 
 
 def seed(app: Flask) -> dict[str, int]:
-    """A site a while in: every status, edits, a reason, an approval despite a flag."""
+    """A site a while in: every status and severity, edits, a reason, a review date."""
     with app.app_context():
         memory = app.extensions["test_host"]["memory"]
         db = memory.db
-        pending = propose(memory, "Prices include VAT.")
+        pending = propose(memory, "Prices include VAT.", severity="info")
         proposed = {"type": "guardrail", "target": "post_id:42", "severity": "block"}
         active = propose(memory, "Never edit the checkout page.", **proposed)
         guidance.edit(db, active, {"text": "Never edit the cart page."}, actor_id="1")
@@ -50,16 +50,33 @@ def seed(app: Flask) -> dict[str, int]:
             db, db.session.get(Guidance, active), date(2027, 3, 1), actor_id="1"
         )
         db.session.commit()
+        held = {"type": "guardrail", "target": "post_id:7", "severity": "ask", "scope": "sale"}
+        ask = propose(memory, "Ask before touching the sale banner.", **held)
+        guidance.approve(db, ask, actor_id="1")
         rejected = propose(memory, "Use Comic Sans for headings.", type="convention")
         guidance.reject(db, rejected, actor_id="1", reason="House style says no.")
         by_hand = guidance.admin_add(
-            db, {"type": "instruction", "text": "Write titles in sentence case."}, actor_id="1"
+            db,
+            {
+                "type": "instruction",
+                "text": "Write titles in sentence case.",
+                "title": "Titles",
+                "severity": "warn",
+            },
+            actor_id="1",
         ).id
         guidance.set_enabled(db, by_hand, False, actor_id="1")
         trashed = guidance.admin_add(db, {"type": "fact", "text": "Old fact."}, actor_id="1").id
         guidance.trash(db, trashed, actor_id="1")
         db.session.remove()
-    return {"pending": pending, "active": active, "rejected": rejected, "trash": trashed}
+    return {
+        "pending": pending,
+        "active": active,
+        "ask": ask,
+        "rejected": rejected,
+        "by_hand": by_hand,
+        "trash": trashed,
+    }
 
 
 @pytest.fixture
@@ -89,7 +106,7 @@ def test_export_is_valid_v1_with_provenance_and_the_audit_trail(app: Flask) -> N
     ids = seed(app)
     result = cli(app, "export")
     assert result.exit_code == 0, result.stderr
-    assert result.stderr == "Exported 5 entries.\n"
+    assert result.stderr == "Exported 6 entries.\n"
     document = json.loads(result.stdout)
     Draft202012Validator(transfer.schema()).validate(document)
     assert (document["format"], document["version"]) == ("chatmem-memory-export", 1)
@@ -110,28 +127,51 @@ def test_export_is_valid_v1_with_provenance_and_the_audit_trail(app: Flask) -> N
     assert sorted(e["status"] for e in only["entries"]) == ["rejected", "trash"]
 
 
-def test_round_trip_gives_the_same_document_except_ids(
-    app: Flask, fresh: Any, tmp_path: Path
-) -> None:
+def test_round_trip_keeps_every_field_and_severity(app: Flask, fresh: Any, tmp_path: Path) -> None:
+    """Export, import with their status, export: the same document, except what the
+    import itself says: new ids, approval by the importer, and its own event."""
     seed(app)
-    exported = cli(app, "export").stdout
+    exported = json.loads(cli(app, "export").stdout)
+    assert {e["severity"] for e in exported["entries"]} == {"info", "warn", "ask", "block", None}
     dispose(app)
     path = tmp_path / "memory.json"
-    path.write_text(exported)
+    path.write_text(json.dumps(exported))
     fresh = fresh()
+    started = f"{utcnow():%Y-%m-%dT%H:%M:%S}"
     result = cli(fresh, "import", str(path), "--keep-status")
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.startswith("Imported 5 entries (with their status): #1, #2")
+    assert result.stdout == "Imported 6 entries (with their status). New: #1, #2, #3, #4, #5, #6.\n"
     again = json.loads(cli(fresh, "export").stdout)
-    assert without_ids(again) == without_ids(json.loads(exported))
+    assert again["actors"][ACTOR] == ACTOR
+    (there,) = (e["approved_at"] for e in exported["entries"] if e["target"] == "post_id:42")
+    for before, after in zip(exported["entries"], again["entries"], strict=True):
+        event = after["events"].pop()
+        assert (event["action"], event["actor_id"]) == ("import", ACTOR)
+        assert event["at"] >= started
+        assert event["detail"]["source"] == exported["server_name"]
+        assert event["detail"]["status"] == before["status"]
+        if before["approved_at"] is not None:  # the other site's approval: history only
+            assert event["detail"]["approved_by"] == before["approved_by"]
+            assert event["detail"]["approver"] == exported["actors"][before["approved_by"]]
+            assert event["detail"]["approved_at"] == before["approved_at"]
+        approved_here = "publish" in (before["status"], before["status_before_trash"])
+        if approved_here:
+            assert after["approved_by"] == ACTOR and after["approved_at"] >= started
+        else:
+            assert (after["approved_by"], after["approved_at"]) == (None, None)
+        for name in ("id", "approved_by", "approved_at"):
+            del before[name], after[name]
+        assert after == before
     with fresh.app_context():
         memory = fresh.extensions["test_host"]["memory"]
-        assert "Never edit the cart page." in memory.block().text, "an active copy is live"
+        block = memory.block().text
+        assert "Never edit the cart page." in block, "an active copy is live"
+        assert "Ask before touching the sale banner." in block
         site = memory.db.session.scalars(
             select(GuidanceEvent).where(GuidanceEvent.guidance_id.is_(None))
         ).all()
         assert [(e.action, e.actor_id, e.detail["imported"]) for e in site] == [
-            ("import", ACTOR, [1, 2, 3, 4, 5])
+            ("import", ACTOR, [1, 2, 3, 4, 5, 6])
         ]
         rule = memory.db.session.scalar(
             select(Guidance.id).where(Guidance.text == "Never edit the cart page.")
@@ -143,6 +183,7 @@ def test_round_trip_gives_the_same_document_except_ids(
     assert "(not on this site)" in page
     assert "<del>checkout </del><ins>cart </ins>" in page
     assert "<strong>Approved</strong> by admin" in page
+    assert f"approved there by admin on {there[:10]}" in page
 
 
 def test_import_defaults_to_pending_and_skips_text_already_here(app: Flask) -> None:
@@ -152,14 +193,14 @@ def test_import_defaults_to_pending_and_skips_text_already_here(app: Flask) -> N
     extra.update(id=99, text="Never  edit the BLOG page.", title="Blog freeze", events=[])
     twice = copy.deepcopy(extra) | {"id": 100, "text": "never edit the blog page."}
     document["entries"] += [extra, twice]
-    by_hand = document["entries"][1]["id"]
     with app.app_context():
         db = app.extensions["test_host"]["db"]
         result = transfer.import_document(db, document, actor_id="1")
         assert result.skipped == [
             {"entry": 1, "id": ids["active"], "existing": ids["active"]},
-            {"entry": 2, "id": by_hand, "existing": by_hand},
-            {"entry": 4, "id": 100, "existing": result.imported[0]},
+            {"entry": 2, "id": ids["ask"], "existing": ids["ask"]},
+            {"entry": 3, "id": ids["by_hand"], "existing": ids["by_hand"]},
+            {"entry": 5, "id": 100, "existing": result.imported[0]},
         ]
         (new,) = result.imported
         entry = db.session.get(Guidance, new)
@@ -169,8 +210,19 @@ def test_import_defaults_to_pending_and_skips_text_already_here(app: Flask) -> N
             "Never  edit the BLOG page.",
         )
         trail = [(e.action, e.actor_id, e.detail) for e in guidance.events(db, new)]
-        assert trail[-1] == ("import", "1", {"status": "pending", "was": "publish"})
-        assert history.describe(guidance.events(db, new)[-1]) == "pending (was active)"
+        assert trail[-1][:2] == ("import", "1")
+        assert trail[-1][2] | {"approved_at": "then"} == {
+            "status": "pending",
+            "was": "publish",
+            "source": document["server_name"],
+            "approved_by": "1",
+            "approver": "admin",
+            "approved_at": "then",
+        }
+        assert history.describe(guidance.events(db, new)[-1]) == (
+            f"pending (was active); from {document['server_name']}; "
+            f"approved there by admin on {extra['approved_at'][:10]}"
+        )
         # The local active entry was not touched.
         assert (
             db.session.get(Guidance, ids["active"]).version == 4
@@ -252,8 +304,12 @@ def test_the_screen_exports_and_imports(app: Flask, client: FlaskClient) -> None
     document["entries"][0]["text"] = "Never edit the about page."
     done = upload(client, json.dumps(document).encode())
     assert done.status_code == 200 and len(done.json["imported"]) == 1
-    assert len(done.json["skipped"]) == 1
-    message = "Imported 1 entry (pending). Skipped 1 whose text is already here."
+    assert len(done.json["skipped"]) == 2
+    message = (
+        "Imported 1 entry (pending). Skipped 2 whose text is already here. "
+        "The poisoning screen flagged 1: it waits in Pending review."
+    )  # the same target as the cart rule here
+    assert [f["flags"] for f in done.json["flagged"]] == [["contradiction"]]
     assert done.json["message"] == message
 
 

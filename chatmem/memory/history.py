@@ -160,4 +160,8 @@ def describe(event: GuidanceEvent) -> str:
         parts.append(f"replaced by #{detail['replaced_by']}")
     if event.action == "import" and detail.get("source"):
         parts.append(f"from {detail['source']}")
+    if event.action == "import" and isinstance(detail.get("approved_at"), str):
+        # The other site's approval, kept as history: it approves nothing here.
+        who = detail.get("approver") or detail.get("approved_by") or "someone"
+        parts.append(f"approved there by {who} on {detail['approved_at'][:10]}")
     return "; ".join(parts)

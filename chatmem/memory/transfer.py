@@ -8,13 +8,21 @@ the error names the entry. An entry whose text, folded as for
 de-duplication, is already here (or earlier in the same file) is skipped:
 import never overwrites an entry, so a newer local version always stays.
 By default imported entries are pending, so imported memory passes the same
-gate as an agent's proposal; `keep_status` copies their status as well.
+gate as an agent's proposal. `keep_status` copies their status, through
+the poisoning screen `remember` runs: an active entry the screen flags waits
+in Pending with its flags, one that passes is approved by whoever imported
+it, at import time. The file's approver and approval time are only history:
+they go into the entry's `import` event, never into its approval columns.
+
+The file is bounded before it is read (size, nesting, numbers, text: see
+`inputs.parse_json`), and every date must exist: any malformed file is a
+400 naming the place, and nothing is written.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
@@ -22,13 +30,15 @@ from importlib import resources
 from typing import Any, cast
 
 from flask_sqlalchemy import SQLAlchemy
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from sqlalchemy import Table, select, update
 
+from .. import inputs
 from ..errors import ChatmemError, InvalidParams
 from ..text import check_field
 from . import guidance, settings, staleness
-from .models import STATUSES, Guidance, GuidanceEvent
+from .models import STATUSES, Guidance, GuidanceEvent, utcnow
+from .screening import Flag
 
 FORMAT = "chatmem-memory-export"
 VERSION = 1
@@ -36,6 +46,11 @@ SCHEMA_FILE = "memory-export.v1.json"
 # The largest file the Memory screen's Import takes (the shell reads any size).
 UPLOAD_MAX_BYTES = 5 * 1024 * 1024
 _WHEN = "%Y-%m-%dT%H:%M:%S.%fZ"
+# Nesting a file may have: document, entries, entry, events, event, detail,
+# and room inside a detail (an edit's [before, after], a list of flags).
+MAX_DEPTH = 16
+# An entry's fields (as `remember` takes them) -> the flags `remember` would give.
+Screen = Callable[[Mapping[str, Any]], Sequence[Flag]]
 
 
 @cache
@@ -117,35 +132,88 @@ def _actors_of(row: Mapping[str, Any]) -> list[str | None]:
 class Result:
     imported: list[int] = field(default_factory=list)  # the new ids, in file order
     skipped: list[dict[str, Any]] = field(default_factory=list)  # {"entry", "id", "existing"}
+    # Entries the poisoning screen flagged: {"entry", "id", "new", "flags"} (codes).
+    flagged: list[dict[str, Any]] = field(default_factory=list)
     status: str = "pending"
 
 
-def parse(raw: bytes | str) -> Any:
+def summary(result: Result) -> str:
+    """What an import did, in one line, for the Memory screen and the shell alike."""
+    count = len(result.imported)
+    message = f"Imported {count} entr{'y' if count == 1 else 'ies'} ({result.status})."
+    if result.skipped:
+        message += f" Skipped {len(result.skipped)} whose text is already here."
+    if result.flagged:
+        flagged = len(result.flagged)
+        message += (
+            f" The poisoning screen flagged {flagged}: "
+            f"{'it waits' if flagged == 1 else 'they wait'} in Pending review."
+        )
+    return message
+
+
+def parse(raw: bytes | str, *, max_bytes: int | None = None) -> Any:
+    """The file, bounded: size (413), nesting, number length, text (400 naming the place)."""
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise InvalidParams(f"The file is not JSON: {error}.", details={"field": "file"}) from None
+        return inputs.parse_json(raw, field="file", max_depth=MAX_DEPTH, max_bytes=max_bytes)
+    except ChatmemError as error:
+        if error.details.get("reason") == "not_json":
+            error.message = "The file is not JSON (UTF-8)."
+        error.message += " Nothing was imported."
+        raise
 
 
 def import_document(
-    db: SQLAlchemy, document: Any, *, actor_id: str, keep_status: bool = False
+    db: SQLAlchemy,
+    document: Any,
+    *,
+    actor_id: str,
+    keep_status: bool = False,
+    screen: Screen | None = None,
 ) -> Result:
-    """Check the whole document, then add its new entries in one transaction."""
+    """Check the whole document, then add its new entries in one transaction.
+
+    `screen`: the poisoning screen `remember` runs (`Memory.screen`); required
+    with `keep_status`, as it decides which entries may stay active.
+    """
+    if keep_status and screen is None:
+        raise TypeError("keep_status needs the poisoning screen")
     _validate(document)
     checked = [_checked_entry(index, row) for index, row in enumerate(document["entries"])]
+    try:
+        result = _add(db, document, checked, actor_id, keep_status, screen)
+    except BaseException:
+        db.session.rollback()  # all or nothing, whatever went wrong
+        raise
+    db.session.commit()
+    return result
+
+
+def _add(
+    db: SQLAlchemy,
+    document: Mapping[str, Any],
+    checked: list[dict[str, Any]],
+    actor_id: str,
+    keep_status: bool,
+    screen: Screen | None,
+) -> Result:
     seen: dict[str, int] = {
         key: entry_id
         for key, entry_id in db.session.execute(select(Guidance.text_key, Guidance.id))
     }
     result = Result(status="with their status" if keep_status else "pending")
-    added: list[Guidance] = []
     publishes = False
+    now = utcnow()
     for index, (row, fields) in enumerate(zip(document["entries"], checked, strict=True)):
         key = guidance.text_key(fields["text"])
         if key in seen:
             result.skipped.append({"entry": index + 1, "id": row["id"], "existing": seen[key]})
             continue
-        entry = _new(row, fields, keep_status)
+        flags = [flag.code for flag in screen(fields)] if screen is not None else []
+        entry = _new(row, fields, _status(row, keep_status, bool(flags)))
+        if entry.status == "publish" or entry.status_before_trash == "publish":
+            # Approved here, now, by whoever imported it: the file's approval is history.
+            entry.approved_by, entry.approved_at = actor_id, now
         db.session.add(entry)
         db.session.flush()
         # The ORM numbers a new row's version 1: the copy keeps the file's (the
@@ -166,40 +234,79 @@ def import_document(
                     detail=event["detail"],
                 )
             )
-        if entry.status != row["status"]:  # the import changed it: audited on the entry
-            db.session.add(
-                GuidanceEvent(
-                    guidance_id=entry.id,
-                    action="import",
-                    actor_id=actor_id,
-                    detail={"status": entry.status, "was": row["status"]},
-                )
+        db.session.add(
+            GuidanceEvent(
+                guidance_id=entry.id,
+                action="import",
+                actor_id=actor_id,
+                at=now,
+                detail=_import_detail(document, row, entry, flags),
+            )
+        )
+        if flags:
+            result.flagged.append(
+                {"entry": index + 1, "id": row["id"], "new": entry.id, "flags": flags}
             )
         publishes = publishes or entry.status == "publish"
-        added.append(entry)
-    result.imported = [entry.id for entry in added]
+        result.imported.append(entry.id)
     # Who imported what, from where: one site-level audit event per import.
     db.session.add(
         GuidanceEvent(
             guidance_id=None,
             action="import",
             actor_id=actor_id,
+            at=now,
             detail={
                 "source": document["server_name"],
                 "imported": result.imported,
                 "skipped": len(result.skipped),
+                "flagged": len(result.flagged),
                 "keep_status": keep_status,
             },
         )
     )
     if publishes:
         settings.bump_revision(db)
-    db.session.commit()
     return result
 
 
+def _status(row: Mapping[str, Any], keep_status: bool, flagged: bool) -> tuple[str, str | None]:
+    """(status, status_before_trash) of the copy: a flagged entry is not active, nor
+    can it become active by a restore from the trash; it waits for a person."""
+    if not keep_status:
+        return "pending", None
+    status, before = row["status"], row.get("status_before_trash")
+    if status == "publish" and flagged:
+        status = "pending"
+    if status != "trash":
+        before = None
+    elif before == "publish" and flagged:
+        before = "pending"
+    return status, before
+
+
+def _import_detail(
+    document: Mapping[str, Any], row: Mapping[str, Any], entry: Guidance, flags: list[str]
+) -> dict[str, Any]:
+    """The entry's `import` event: what it was in the file and what the screen found."""
+    detail: dict[str, Any] = {"status": entry.status, "source": document["server_name"]}
+    if entry.status != row["status"]:
+        detail["was"] = row["status"]
+    if flags:
+        detail["flags"] = flags
+    if row["approved_by"] is not None or row["approved_at"] is not None:
+        # Who approved it on the other site (that site's id and name): history only.
+        detail["approved_by"] = row["approved_by"]
+        detail["approver"] = document["actors"].get(row["approved_by"] or "")
+        detail["approved_at"] = row["approved_at"]
+    return detail
+
+
 def _validate(document: Any) -> None:
-    errors = sorted(Draft202012Validator(schema()).iter_errors(document), key=_place)
+    # The value rules first, as `parse` applies them: a caller may hand a decoded
+    # document over, and the schema check recurses into what it is given.
+    inputs.check_value(document, field="file", max_depth=MAX_DEPTH)
+    errors = sorted(_validator().iter_errors(document), key=_place)
     if not errors:
         return
     error = errors[0]
@@ -208,10 +315,25 @@ def _validate(document: Any) -> None:
     if len(path) >= 2 and path[0] == "entries" and isinstance(path[1], int):
         where = f"{_name(document, path[1])}, at {'/'.join(str(p) for p in path[2:]) or 'it'}"
     raise InvalidParams(
-        f"Not a chatmem memory export (version {VERSION}): {where}: {error.message}. "
+        f"Not a chatmem memory export (version {VERSION}): {where}: {_message(error)}. "
         "Nothing was imported.",
         details={"path": "/".join(str(p) for p in path)},
     )
+
+
+@cache
+def _validator() -> Any:
+    """The schema's validator, where an integer is a JSON whole number (not 1.0 or 1e300)."""
+    strict = Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    return validators.extend(Draft202012Validator, type_checker=strict)(schema())
+
+
+def _message(error: Any) -> str:
+    """jsonschema's message, with the offending value cut short (it may be 100 kB)."""
+    text = str(error.message)
+    return text if len(text) <= 300 else text[:300] + "…"
 
 
 def _place(error: Any) -> tuple[tuple[int, int, str], ...]:
@@ -225,7 +347,10 @@ def _checked_entry(index: int, row: Mapping[str, Any]) -> dict[str, Any]:
     try:
         checked = guidance.checked_fields(fields)
         checked["review_after"] = staleness.parse_review_after(row.get("review_after"))
-        for event in row["events"]:
+        for name in ("created_at", "approved_at", "updated_at"):
+            _checked_when(name, row[name])
+        for number, event in enumerate(row["events"], 1):
+            _checked_when(f"events/{number}/at", event["at"])
             _check_detail(event["detail"])
     except ChatmemError as error:
         raise InvalidParams(
@@ -233,6 +358,17 @@ def _checked_entry(index: int, row: Mapping[str, Any]) -> dict[str, Any]:
             details={"entry": index + 1, "id": row.get("id"), **error.details},
         ) from None
     return checked
+
+
+def _checked_when(name: str, value: str | None) -> None:
+    """The schema checks a date's shape; this, that the day and time exist."""
+    try:
+        _parse_when(value)
+    except ValueError:
+        raise InvalidParams(
+            f"{name} '{value}' is not a date and time that exists.",
+            details={"field": name, "reason": "not_a_date"},
+        ) from None
 
 
 def _check_detail(detail: Any) -> None:
@@ -265,9 +401,10 @@ def _name_of(index: int, row: Mapping[str, Any]) -> str:
     return label
 
 
-def _new(row: Mapping[str, Any], fields: Mapping[str, Any], keep_status: bool) -> Guidance:
-    status = row["status"] if keep_status else "pending"
-    pending = status == "pending"
+def _new(
+    row: Mapping[str, Any], fields: Mapping[str, Any], status: tuple[str, str | None]
+) -> Guidance:
+    """The copy, not approved here (the caller approves an active one)."""
     return Guidance(
         type=fields["type"],
         title=fields.get("title") or guidance.default_title(fields["text"]),
@@ -276,16 +413,15 @@ def _new(row: Mapping[str, Any], fields: Mapping[str, Any], keep_status: bool) -
         scope=fields.get("scope"),
         target=fields.get("target"),
         severity=fields.get("severity"),
-        status=status,
-        status_before_trash=row.get("status_before_trash") if status == "trash" else None,
-        enabled=bool(row["enabled"]) or pending,
+        status=status[0],
+        status_before_trash=status[1],
+        enabled=bool(row["enabled"]) or status[0] == "pending",
         origin=row["origin"],
         session_id=row["session_id"],
         created_by=row["created_by"],
         created_at=_parse_when(row["created_at"]),
-        # A pending copy is not approved here: its approval stays in its trail.
-        approved_by=None if pending else row["approved_by"],
-        approved_at=None if pending else _parse_when(row["approved_at"]),
+        approved_by=None,
+        approved_at=None,
         updated_at=_parse_when(row["updated_at"]),
         review_after=fields["review_after"],
     )

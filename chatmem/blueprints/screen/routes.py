@@ -335,21 +335,27 @@ def import_memory() -> ResponseReturnValue:
             raw = upload.read()
         finally:
             upload.close()  # a large upload is spooled to a temporary file: free it now
+        mem = current_memory()
+        snapshot = mem.snapshot()
         result = transfer.import_document(
-            current_memory().db,
-            transfer.parse(raw),
+            mem.db,
+            transfer.parse(raw, max_bytes=transfer.UPLOAD_MAX_BYTES),
             actor_id=_actor_id(),
             keep_status=_bool_field(request.form.get("keep_status")),
+            screen=lambda fields: mem.screen(dict(fields), snapshot=snapshot),
         )
     except ChatmemError as error:
         return _failed(error, "pending")
-    count = len(result.imported)
-    message = f"Imported {count} entr{'y' if count == 1 else 'ies'} ({result.status})."
-    if result.skipped:
-        message += f" Skipped {len(result.skipped)} whose text is already here."
+    message = transfer.summary(result)
     if wants_json():
         return jsonify(
-            {"ok": True, "imported": result.imported, "skipped": result.skipped, "message": message}
+            {
+                "ok": True,
+                "imported": result.imported,
+                "skipped": result.skipped,
+                "flagged": result.flagged,
+                "message": message,
+            }
         )
     return flash_back(message, "ok", "active" if result.status != "pending" else "pending")
 

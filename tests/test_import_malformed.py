@@ -1,0 +1,203 @@
+"""Malformed import files, through the Memory screen's Import form and the
+shell's `flask chatmem import`: each one a 4xx (or exit 1) naming the
+problem, never a 500 or a stack trace, and nothing written (issue 24, point 4).
+
+First the four files that answered 500 and their kin, each with the words
+the refusal must hold; then the shared malformed-input corpus
+(`tests/test_malformed_input.py`) in slots of an otherwise good file, and
+as the whole file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from chatmem.memory import transfer
+from tests.screen_helpers import JSON, SCREEN, state, token
+from tests.test_import_screening import document, row
+from tests.test_malformed_input import FRAGMENTS, WHOLE_BODIES, strict_json
+
+DEEP_DETAIL = '"__deep__"'
+
+
+def good() -> dict[str, Any]:
+    """A small file that imports: the malformed ones are this with one thing broken."""
+    return document(row(1, "Checkout is page 42."), row(2, "Prices include VAT."))
+
+
+def encoded(change: Callable[[dict[str, Any]], Any]) -> bytes:
+    file = good()
+    change(file)
+    return json.dumps(file).encode()
+
+
+def deep_detail(depth: int) -> bytes:
+    """An event detail nested `depth` levels (json.dumps itself cannot write it)."""
+    file = good()
+    file["entries"][1]["events"][0]["detail"] = "__deep__"
+    return json.dumps(file).replace(DEEP_DETAIL, '{"a":' * depth + "1" + "}" * depth).encode()
+
+
+def entry(index: int, **fields: Any) -> Callable[[dict[str, Any]], Any]:
+    return lambda file: file["entries"][index].update(fields)
+
+
+CASES: list[tuple[str, bytes, str]] = [
+    ("version 2**70", encoded(lambda f: f.update(version=2**70)), "file/version is out of range"),
+    ("JSON 200k deep", b'{"a":' * 200_000 + b"1" + b"}" * 200_000, "nested more than 16 levels"),
+    ("event detail 20k deep", deep_detail(20_000), "nested more than 16 levels"),
+    (
+        "created_at 9999-99-99T99:99:99Z",
+        encoded(entry(1, created_at="9999-99-99T99:99:99Z")),
+        "entry 2 (#2 “Prices include VAT.”): created_at '9999-99-99T99:99:99Z' is not a date",
+    ),
+    (
+        "approved_at 30 February",
+        encoded(entry(0, approved_at="2026-02-30T10:00:00Z")),
+        "approved_at '2026-02-30T10:00:00Z' is not a date and time that exists",
+    ),
+    (
+        "event at month 13",
+        encoded(lambda f: f["entries"][0]["events"][0].update(at="2026-13-01T00:00:00Z")),
+        "events/1/at '2026-13-01T00:00:00Z' is not a date",
+    ),
+    ("entry version 2**40", encoded(entry(0, version=2**40)), "greater than the maximum"),
+    ("entry version 2**70", encoded(entry(0, version=2**70)), "entries/0/version is out of range"),
+    ("entry version 1e300", encoded(entry(0, version=1e300)), "is not of type 'integer'"),
+    ("entry version 1.0", encoded(entry(0, version=1.0)), "is not of type 'integer'"),
+    ("id 1.5", encoded(entry(0, id=1.5)), "is not of type 'integer'"),
+    ("id true", encoded(entry(0, id=True)), "is not of type 'integer'"),
+    ("enabled 'yes'", encoded(entry(0, enabled="yes")), "'yes' is not of type 'boolean'"),
+    ("severity loud", encoded(entry(0, severity="loud")), "'loud' is not one of"),
+    ("status live", encoded(entry(0, status="live")), "'live' is not one of"),
+    ("entries an object", encoded(lambda f: f.update(entries={})), "is not of type 'array'"),
+    ("events a string", encoded(entry(0, events="x")), "'x' is not of type 'array'"),
+    (
+        "detail a list",
+        encoded(lambda f: f["entries"][0]["events"][0].update(detail=[])),
+        "is not of type 'object', 'null'",
+    ),
+    ("actors a number", encoded(lambda f: f.update(actors=5)), "5 is not of type 'object'"),
+    ("no entries", encoded(lambda f: f.pop("entries")), "'entries' is a required property"),
+    ("a list", b"[]", "is not of type 'object'"),
+    ("version 2", encoded(lambda f: f.update(version=2)), "1 was expected"),
+    ("text with NUL", encoded(entry(0, text="a\x00b")), "entries/0/text holds a NUL character"),
+    ("title lone surrogate", b'{"title": "\\ud800"}', "holds a lone surrogate"),
+    ("NaN version", encoded(entry(0, version=float("nan"))), "NaN is not JSON"),
+    ("not UTF-8", b"\xff\xfe{}", "The file is not JSON (UTF-8)."),
+]
+
+
+@pytest.fixture
+def cli_import(app: Flask, tmp_path: Path) -> Callable[[bytes], tuple[int, str]]:
+    def run(body: bytes) -> tuple[int, str]:
+        path = tmp_path / "memory.json"
+        path.write_bytes(body)
+        result = app.test_cli_runner().invoke(args=["chatmem", "import", str(path)])
+        return result.exit_code, result.stderr
+
+    return run
+
+
+def multipart(client: FlaskClient, body: bytes) -> tuple[bytes, str]:
+    """The Import form encoded as a browser sends it (with "Keep their status" ticked).
+
+    Encoded here: the test client would spool a large file to a temporary
+    file it never closes."""
+    boundary = "cm-boundary-7f3a"
+
+    def part(name: str, value: bytes, filename: str = "") -> bytes:
+        extra = f'; filename="{filename}"' if filename else ""
+        head = f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"{extra}\r\n\r\n'
+        return head.encode() + value + b"\r\n"
+
+    data = (
+        part("csrf_token", token(client).encode())
+        + part("keep_status", b"1")
+        + part("file", body, "memory.json")
+        + f"--{boundary}--\r\n".encode()
+    )
+    return data, f"multipart/form-data; boundary={boundary}"
+
+
+@pytest.fixture
+def form_import(client: FlaskClient) -> Iterator[Callable[[bytes], tuple[int, str]]]:
+    def run(body: bytes) -> tuple[int, str]:
+        data, content_type = multipart(client, body)
+        with client.post(
+            f"{SCREEN}/import", data=data, headers=JSON, content_type=content_type
+        ) as answer:
+            status, text = answer.status_code, answer.get_data(as_text=True)
+        if status == 200:
+            return 0, text
+        error = (strict_json(text) or {}).get("error", {})
+        if not 400 <= status < 500 or error.get("code") != "invalid_params":
+            return 2, f"{status} {text[:300]}"
+        return 1, str(error["message"])
+
+    yield run
+
+
+@pytest.mark.parametrize("channel", ["cli", "form"])
+def test_each_malformed_file_is_refused_by_name(
+    app: Flask, channel: str, request: pytest.FixtureRequest
+) -> None:
+    run = request.getfixturevalue(f"{channel}_import")
+    before = state(app)
+    problems = []
+    for name, body, says in CASES:
+        refused, message = run(body)
+        if refused != 1 or says not in message or "Nothing was imported." not in message:
+            problems.append(f"{name}: {message[:300]}")
+        if state(app) != before:
+            problems.append(f"{name}: something was written")
+            before = state(app)
+    assert not problems, "\n".join(problems)
+    assert run(json.dumps(good()).encode())[0] == 0, "the good file imports"
+
+
+def corpus() -> Iterator[tuple[str, bytes]]:
+    """Each fragment in a slot of a good file, then each whole body as the file."""
+    template = json.dumps(good())
+    slots = {
+        "version": ('"version": 1', '"version": {}'),
+        "entry version": ('"version": 2', '"version": {}'),
+        "created_at": ('"created_at": "2020-01-01T00:00:00.000000Z"', '"created_at": {}'),
+        "text": ('"text": "Checkout is page 42."', '"text": {}'),
+    }
+    for slot, (good_part, bad_part) in slots.items():
+        assert template.count(good_part) >= 1, good_part
+        for fragment in FRAGMENTS:
+            if slot == "text" and fragment.is_text:
+                continue  # ordinary text: a fine entry
+            body = template.replace(good_part, bad_part.replace("{}", fragment.json), 1)
+            yield f"{slot} = {fragment.name}", body.encode()
+    for name, body in WHOLE_BODIES:
+        yield f"the file: {name}", body
+
+
+def test_the_malformed_input_corpus_is_refused_on_the_form_and_the_shell(
+    app: Flask, cli_import: Any, form_import: Any
+) -> None:
+    before = state(app)
+    problems = []
+    count = 0
+    for label, body in corpus():
+        for channel, run in (("cli", cli_import), ("form", form_import)):
+            refused, message = run(body)
+            count += 1
+            if refused != 1 or "Traceback" in message or strict_json(json.dumps(message)) is None:
+                problems.append(f"{channel} {label}: {message[:300]}")
+            if state(app) != before:
+                problems.append(f"{channel} {label}: something was written")
+                before = state(app)
+    assert not problems, "\n".join(problems)
+    assert count >= 300
+    assert transfer.MAX_DEPTH < 40, "the corpus's 40-deep fragments are past the bound"

@@ -224,7 +224,8 @@ SETTINGS: dict[str, Setting] = {
     "CHATMEM_NOTIFY_WEBHOOK": Setting(
         None,
         "An http(s) URL that gets a JSON POST for every new proposal and held call, sent by "
-        "the sweep and retried with back-off; the body names the item, never its text or "
+        "the sweep and retried with back-off (redirects are not followed); the body names the "
+        "item with a neutral title (`Proposal #12 (fact)`), never agent-written text or "
         "arguments. Empty: no webhook.",
         optional_web_url,
     ),

@@ -204,3 +204,30 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [json_safe(inner) for inner in value]
     return value
+
+
+# -- boolean form fields --------------------------------------------------------
+
+#: The only values a boolean form field takes (docs/configuration.md, "Form fields").
+#: Lower case exactly: "TRUE", "yes" or "y" is a 400, never a guess. Missing and
+#: empty (an unticked checkbox) are false; JSON true/false pass as themselves.
+BOOLEAN_TRUE = ("1", "true", "on")
+BOOLEAN_FALSE = ("0", "false", "")
+
+
+def boolean_field(raw: Any, *, field: str) -> bool:
+    """A checkbox-like form or JSON field; any other value is InvalidParams (fail closed).
+
+    A field that turns a safety off (`read_only`, `anyway`, `keep_status`)
+    must not be switched by a value the form never sends: "TRUE" making a
+    full-scope token was the bug this replaces.
+    """
+    if raw is None or isinstance(raw, bool):
+        return bool(raw)
+    if isinstance(raw, str) and raw in BOOLEAN_TRUE + BOOLEAN_FALSE:
+        return raw in BOOLEAN_TRUE
+    allowed = ", ".join(f'"{value}"' for value in BOOLEAN_TRUE + BOOLEAN_FALSE[:2])
+    raise InvalidParams(
+        f"{field} must be one of {allowed} (or left out for false).",
+        details=_why(field, "not_boolean"),
+    )

@@ -33,6 +33,9 @@ class Receiver:
         self.bodies: list[dict[str, Any]] = []
         self.raw: list[bytes] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
+        # Where a 3xx answer points (Location): this same server, another path.
+        self.location = "/elsewhere"
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -42,8 +45,18 @@ class Receiver:
                 receiver.raw.append(body)
                 receiver.bodies.append(json.loads(body))
                 receiver.headers.append(dict(self.headers))
+                receiver.paths.append(self.path)
                 status = receiver.statuses.pop(0) if receiver.statuses else 204
                 self.send_response(status)
+                if 300 <= status < 400:
+                    self.send_header("Location", receiver.location)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_GET(self) -> None:
+                # A client following a 301/302/303 turns the POST into a GET here.
+                receiver.paths.append(self.path)
+                self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
@@ -105,13 +118,13 @@ def test_on_proposal_runs_after_the_commit_with_the_item_named_not_its_text(
         "event": "proposal",
         "id": result["id"],
         "type": "fact",
-        "title": "Staging site",
+        "title": f"Proposal #{result['id']} (fact)",
         "severity": None,
         "status": "pending",
         "user": "editor",
         "at": data["at"],
     }
-    assert TEXT not in json.dumps(data)
+    assert TEXT not in json.dumps(data) and "Staging site" not in json.dumps(data)
 
 
 def test_a_failing_hook_never_breaks_the_agents_call(
@@ -155,7 +168,7 @@ def test_a_notice_of_a_rolled_back_transaction_is_dropped(app: Flask) -> None:
 
     dropped, ready = work(app, step)
     assert dropped == []
-    assert [n.data["title"] for n in ready] == ["Committed."]
+    assert [n.data["title"] for n in ready] == [f"Proposal #{ready[0].data['id']} (fact)"]
 
 
 def test_on_waiting_call_names_the_held_call_never_its_arguments(app: Flask) -> None:
@@ -237,7 +250,7 @@ def test_the_webhook_gets_a_json_post_with_no_text_and_no_token(
         "event": "proposal",
         "id": entry_id,
         "type": "convention",
-        "title": "Staging",
+        "title": f"Proposal #{entry_id} (convention)",
         "severity": None,
         "status": "pending",
         "user": "editor",
@@ -246,6 +259,7 @@ def test_the_webhook_gets_a_json_post_with_no_text_and_no_token(
     }
     raw = receiver.raw[0].decode()
     assert TEXT not in raw and plain not in raw and plain[:12] not in raw
+    assert "Staging" not in raw, "the agent's title is agent-written text too"
     assert receiver.headers[0]["Content-Type"] == "application/json"
     assert outbox(app) == [("proposal", "done", 1)]
     # Sent once: the next sweep has nothing to send.
@@ -342,3 +356,56 @@ def test_a_held_call_is_sent_too(app: Flask, receiver: Receiver) -> None:
     assert "mallory-x9" not in raw and "pw-0123456789" not in raw
     count = work(app, lambda m, db: db.session.scalar(select(func.count()).select_from(NotifyJob)))
     assert count == 1
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_is_not_followed_but_retried_then_given_up(
+    app: Flask, receiver: Receiver, status: int
+) -> None:
+    """A 3xx is a failed delivery: the Location is never posted to, whoever it names."""
+    reconfigure(
+        app,
+        CHATMEM_NOTIFY_WEBHOOK=receiver.url,
+        CHATMEM_JOB_MAX_ATTEMPTS=2,
+        CHATMEM_JOB_BACKOFF_SECONDS=1,
+    )
+    receiver.statuses = [status, status]
+    work(app, lambda m, db: remember(m))
+    now = utcnow()
+
+    first = work(app, lambda m, db: m.deliver_notices(now=now))
+    assert (first.sent, first.retrying, first.failed) == (0, 1, 0)
+    assert first.errors == [f"try 1: HTTP {status}: redirects are not followed"]
+    assert outbox(app) == [("proposal", "queued", 1)]
+    last = work(app, lambda m, db: m.deliver_notices(now=now + timedelta(hours=1)))
+    assert (last.sent, last.retrying, last.failed) == (0, 0, 1)
+    assert outbox(app) == [("proposal", "failed", 2)]
+    # Two tries, both to the webhook's own path: /elsewhere was never asked.
+    assert receiver.paths == ["/hooks/chatmem"] * 2
+
+
+def test_a_redirect_to_another_host_is_never_posted_to(app: Flask, receiver: Receiver) -> None:
+    other = Receiver()
+    other.thread.start()
+    try:
+        receiver.location = other.url
+        reconfigure(app, CHATMEM_NOTIFY_WEBHOOK=receiver.url)
+        receiver.statuses = [302]
+        work(app, lambda m, db: remember(m))
+        done = work(app, lambda m, db: m.deliver_notices())
+        assert done.retrying == 1
+        assert other.bodies == []
+    finally:
+        other.server.shutdown()
+        other.server.server_close()
+
+
+def test_no_agent_written_word_reaches_the_webhook(app: Flask, receiver: Receiver) -> None:
+    """Title and text alike: a secret no redaction rule knows cannot leak through the label."""
+    reconfigure(app, CHATMEM_NOTIFY_WEBHOOK=receiver.url)
+    secret = "zq9-unknown-shape-7Hf2Kd"
+    result = work(app, lambda m, db: remember(m, title=f"Key {secret}", text=f"Use {secret}."))
+    assert work(app, lambda m, db: m.deliver_notices()).sent == 1
+    raw = receiver.raw[0].decode()
+    assert secret not in raw and "Key" not in raw
+    assert receiver.bodies[0]["title"] == f"Proposal #{result['id']} (fact)"

@@ -41,7 +41,8 @@ def proposal_notice(notice: dict[str, Any]) -> None:
     if notice.get("status") != "pending":
         return  # went live at once (Require approval off): nothing to review
     who = notice.get("user") or "an agent"
-    _add("proposal", notice["id"], f"New proposal from {who}: “{notice.get('title')}”")
+    # The notice's title is a neutral label (no agent-written text): the tab shows the rest.
+    _add("proposal", notice["id"], f"New proposal from {who}: {notice.get('title')}")
 
 
 @memory.on_waiting_call

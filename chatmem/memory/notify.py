@@ -9,9 +9,15 @@ call. When a webhook is set, the same commit stores a `chatmem_notify_job`
 row (an outbox): the sweep sends it and retries failures with back-off, so
 a notice outlives a restart or an unreachable receiver.
 
-A notice names the item (id, type, title, tool, who, when), as the Pending
-and Waiting calls tabs do; never its text, a call's arguments, or a token.
-The title is redacted like the ledger.
+A notice names the item (id, type, tool, who, when) and carries no text an
+agent wrote: its `title` is a neutral label made from the id and the type
+("Proposal #12 (fact)"), never the entry's own title or text, a call's
+arguments, or a token. Agent text can hold a secret no redaction rule knows,
+and the receiver (a chat channel, a mail gateway) is outside the trust model.
+
+The webhook follows no redirects: a 3xx is a failed delivery, retried with
+the back-off and then given up, so a receiver (or whoever took over its
+address) cannot bounce the notices to another host.
 """
 
 from __future__ import annotations
@@ -30,7 +36,6 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session as OrmSession
 
 from .. import redaction
-from ..text import for_agents
 from .models import Guidance, HeldCall, NotifyJob, iso, utcnow
 
 if TYPE_CHECKING:
@@ -43,7 +48,6 @@ WAITING_CALL = "waiting_call"
 EVENTS = (PROPOSAL, WAITING_CALL)
 STAGED = "chatmem_notices_staged"
 READY = "chatmem_notices_ready"
-TITLE_MAX = 200
 TIMEOUT_SECONDS = 10.0
 ERROR_MAX = 500
 USER_AGENT = "chatmem-webhook/1"
@@ -75,7 +79,7 @@ def proposal_notice(entry: Guidance, user_name: str | None) -> Notice:
             "event": PROPOSAL,
             "id": entry.id,
             "type": entry.type,
-            "title": _shown(entry.title),
+            "title": label(entry),
             "severity": entry.severity,
             "status": entry.status,
             "user": user_name,
@@ -145,8 +149,24 @@ class DeliveryError(Exception):
         self.retryable = retryable
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Refuse every redirect: urllib then raises the 3xx as an HTTPError."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+# Built once: the default handlers (proxies from the environment, https), minus redirects.
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
 def post_json(url: str, body: bytes) -> None:
-    """POST `body` as JSON; raises DeliveryError (retryable unless the receiver refused it)."""
+    """POST `body` as JSON; raises DeliveryError (retryable unless the receiver refused it).
+
+    A redirect is not followed: it is a failed delivery, retried like a 5xx (a
+    moved receiver is fixed by changing CHATMEM_NOTIFY_WEBHOOK, not by us
+    posting wherever a Location header points).
+    """
     request = urllib.request.Request(
         url,
         data=body,
@@ -154,9 +174,13 @@ def post_json(url: str, body: bytes) -> None:
         headers={"Content-Type": "application/json", "User-Agent": USER_AGENT},
     )
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:  # noqa: S310
+        with _OPENER.open(request, timeout=TIMEOUT_SECONDS) as response:
             response.read(1024)
     except urllib.error.HTTPError as error:
+        if 300 <= error.code < 400:
+            raise DeliveryError(
+                f"HTTP {error.code}: redirects are not followed", retryable=True
+            ) from None
         # 4xx says the request itself is wrong: sending it again will not help,
         # except for a timeout or a rate limit.
         retry = error.code >= 500 or error.code in (408, 429)
@@ -250,6 +274,6 @@ def deliver_due(
     return done
 
 
-def _shown(title: str) -> str:
-    """A title as the webhook may carry it: visible characters, secrets redacted, bounded."""
-    return redaction.redact(for_agents(title))[:TITLE_MAX]
+def label(entry: Guidance) -> str:
+    """A proposal's neutral name: its id and type, never a word of what the agent wrote."""
+    return f"Proposal #{entry.id} ({entry.type})"

@@ -64,7 +64,7 @@ def replace(entry_id: int, old_id: int) -> ResponseReturnValue:
             guidance.get(current_memory().db, entry_id),
             {},
             version,
-            anyway=_bool_field(form.get("anyway")),
+            anyway=_bool_field(form.get("anyway"), "anyway"),
             besides=old_id,
         )
         entry, old = desk.replace(

@@ -341,7 +341,7 @@ def import_memory() -> ResponseReturnValue:
             mem.db,
             transfer.parse(raw, max_bytes=transfer.UPLOAD_MAX_BYTES),
             actor_id=_actor_id(),
-            keep_status=_bool_field(request.form.get("keep_status")),
+            keep_status=_bool_field(request.form.get("keep_status"), "keep_status"),
             screen=lambda fields: mem.screen(dict(fields), snapshot=snapshot),
         )
     except ChatmemError as error:
@@ -440,7 +440,7 @@ def _apply(
     entry_id: int, action: str, fields: dict[str, Any], version: int | None
 ) -> tuple[Guidance, str]:
     db, actor = current_memory().db, _actor_id()
-    anyway = _bool_field(fields.get("anyway"))
+    anyway = _bool_field(fields.get("anyway"), "anyway")
     if action == "edit":
         current = guidance.get(db, entry_id)
         changes = {k: fields[k] for k in guidance.EDITABLE if k in fields}
@@ -582,11 +582,9 @@ def _bulk_ids(raw: list[str]) -> list[int]:
     return list(dict.fromkeys(inputs.whole_number(r, field="id") for r in raw))
 
 
-def _bool_field(raw: Any) -> bool:
-    """A checkbox-like field: "1", "true", "on", "yes" or JSON true."""
-    if isinstance(raw, bool):
-        return raw
-    return str(raw or "").strip().lower() in ("1", "true", "on", "yes")
+def _bool_field(raw: Any, field: str) -> bool:
+    """A checkbox-like field: exactly the documented values, else 400 (`inputs.boolean_field`)."""
+    return inputs.boolean_field(raw, field=field)
 
 
 def _bool(raw: Any) -> bool:

@@ -199,3 +199,53 @@ def payloads() -> list[Payload]:
     from .ours import ours
 
     return [*outside(), *ours()]
+
+
+# The site's active guidance the corpus is screened against: guardrails with
+# each kind of target, so a contradiction of one names it.
+ACTIVE: list[dict[str, str]] = [
+    {
+        "type": "guardrail",
+        "title": "Post 5 is the header",
+        "text": "Never edit post 5, the site header.",
+        "target": "post_id:5",
+        "severity": "block",
+    },
+    {
+        "type": "guardrail",
+        "text": "Never edit the header or footer templates.",
+        "target": "post_type:header_footer",
+        "severity": "block",
+    },
+    {
+        "type": "guardrail",
+        "text": "Do not delete published posts.",
+        "target": "delete-post",
+        "severity": "block",
+    },
+    {
+        "type": "guardrail",
+        "text": "Never create admin users.",
+        "target": "create-user",
+        "severity": "block",
+    },
+    {"type": "fact", "text": "Checkout is page 42."},
+    {"type": "convention", "text": "Titles use sentence case."},
+    {"type": "instruction", "text": "Run the test suite before every deploy."},
+]
+
+
+@dataclass(frozen=True)
+class Ordinary:
+    text: str
+    lang: str
+
+
+def ordinary() -> list[Ordinary]:
+    """Ordinary admin guidance, written by this project (ordinary.txt says so)."""
+    lines = (Path(__file__).parent / "ordinary.txt").read_text("utf-8").splitlines()
+    return [
+        Ordinary(text, lang)
+        for lang, _, text in (line.partition("|") for line in lines if not line.startswith("#"))
+        if text
+    ]

@@ -6,6 +6,7 @@ from flask import Flask, current_app
 from flask_sqlalchemy import SQLAlchemy
 
 from . import config as _config
+from . import host_autogenerate as _host_autogenerate
 from . import upkeep as _upkeep
 from .auth import ratelimit as _ratelimit
 from .core import MemoryCore, current_memory
@@ -25,6 +26,7 @@ class ChatMemory(MemoryCore):
 
     def __init__(self, app: Flask | None = None, *, db: SQLAlchemy) -> None:
         super().__init__(db=db)
+        _host_autogenerate.install()
         if app is not None:
             self.init_app(app)
 

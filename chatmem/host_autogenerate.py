@@ -1,0 +1,81 @@
+"""The host's autogenerate never proposes to drop (or touch) chatmem's tables.
+
+chatmem's tables share the host's database but not its metadata
+(`memory.models.Base`), so a host's `flask db migrate` (Flask-Migrate),
+Flask-Alembic's `revision`/`check`, or a plain Alembic `env.py` comparing
+`db.metadata` with the database would find them "removed" and write
+`op.drop_table('chatmem_…')`: an upgrade on that file erases the memory.
+
+Rather than asking every host for an `include_name` line (and getting it
+forgotten once), chatmem adds one comparison function to Alembic's global
+registry, the documented extension point every autogenerate reads, whichever
+tool drives it and in whichever order it was set up: it runs after Alembic's
+own table comparison and takes out every operation on a chatmem table. It is
+registered when `ChatMemory` is made, so any process that builds the host app
+(or just imports the module holding `ChatMemory(...)`) has it.
+
+chatmem's own migrations compare `Base.metadata` and are left alone.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+_lock = threading.Lock()
+_installed = False
+
+
+def owned_by_chatmem(table_name: str | None) -> bool:
+    """chatmem's tables, its version table and its search objects (all `chatmem_…`)."""
+    return bool(table_name) and str(table_name).startswith("chatmem_")
+
+
+def include_name(name: str | None, type_: str, parent_names: Any) -> bool:
+    """For a host that prefers the explicit line: `include_name=host_autogenerate.include_name`.
+
+    Not needed once `ChatMemory` is imported; kept for an `env.py` that
+    imports neither the host app nor the module that makes `ChatMemory`.
+    """
+    if type_ == "table":
+        return not owned_by_chatmem(name)
+    return not owned_by_chatmem(parent_names.get("table_name")) if parent_names else True
+
+
+def install() -> None:
+    """Register the filter with Alembic once per process (idempotent, thread-safe)."""
+    global _installed
+    if _installed:
+        return
+    with _lock:
+        if _installed:
+            return
+        from alembic.autogenerate import comparators
+
+        try:  # Alembic >= 1.18 orders comparison functions by priority
+            from alembic.util import DispatchPriority, PriorityDispatchResult
+        except ImportError:  # older: functions run in the order registered
+            comparators.dispatch_for("schema")(_drop_chatmem_ops)
+        else:
+
+            def last(*args: Any) -> Any:
+                _drop_chatmem_ops(*args)
+                return PriorityDispatchResult.CONTINUE
+
+            comparators.dispatch_for("schema", priority=DispatchPriority.LAST)(last)
+        _installed = True
+
+
+def _drop_chatmem_ops(autogen_context: Any, upgrade_ops: Any, schemas: Any) -> None:
+    if _compares_chatmem_models(autogen_context.metadata):
+        return  # chatmem's own `db revision`: its tables are the point
+    upgrade_ops.ops[:] = [
+        op for op in upgrade_ops.ops if not owned_by_chatmem(getattr(op, "table_name", None))
+    ]
+
+
+def _compares_chatmem_models(metadata: Any) -> bool:
+    from .memory.models import Base
+
+    metadatas = metadata if isinstance(metadata, list | tuple) else [metadata]
+    return any(m is Base.metadata for m in metadatas)

@@ -1,0 +1,159 @@
+"""chatmem inside a factory-style host with Flask-Migrate (tests/hosts/microblog).
+
+The host runs its own `flask db init/migrate/upgrade` as it always does; none
+of it may propose to touch chatmem's tables, in either setup order, and the
+host's pages, forms, error pages and commands behave as without chatmem.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import create_engine, inspect, make_url, text
+
+from chatmem import migrate as chatmem_migrate
+from tests.hosts.microblog.app import create_app
+from tests.hosts.microblog.app.extensions import db
+
+PG_URL = os.environ.get("CHATMEM_TEST_DATABASE_URL")
+
+# Flask-Migrate's own env.py template still tries Flask-SQLAlchemy's old
+# `get_engine()` first: the host's file, not chatmem's business.
+pytestmark = pytest.mark.filterwarnings("ignore:'get_engine' is deprecated:DeprecationWarning")
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> Iterator[str]:
+    """An empty database of the host's own: a SQLite file, or a new PostgreSQL database."""
+    if not PG_URL:
+        yield f"sqlite:///{tmp_path / 'microblog.db'}"
+        return
+    name = f"cm_microblog_{uuid.uuid4().hex[:10]}"
+    server = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
+    with server.connect() as connection:
+        connection.exec_driver_sql(f"CREATE DATABASE {name}")
+    try:
+        yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with server.connect() as connection:
+            connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        server.dispose()
+
+
+_apps: list[Flask] = []
+
+
+@pytest.fixture(autouse=True)
+def _dispose_engines(url: str) -> Iterator[None]:
+    """Close every app's pool before its database is dropped."""
+    yield
+    while _apps:
+        with _apps.pop().app_context():
+            db.session.remove()
+            db.engine.dispose()
+
+
+def make_app(url: str, *, chatmem_first: bool = False, **config: Any) -> Flask:
+    app = create_app(
+        {"SQLALCHEMY_DATABASE_URI": url, "TESTING": True, **config}, chatmem_first=chatmem_first
+    )
+    _apps.append(app)
+    return app
+
+
+def flask(app: Flask, *args: str) -> str:
+    """`flask ARGS` against this app, as the host's shell would run it; its output."""
+    # Flask-Migrate's env.py keeps the callback of its first run on the app
+    # (`extensions["migrate"]`), bound to that run's options; a shell starts a
+    # new process per command, so start each one clean here.
+    app.extensions["migrate"].configure_args.pop("process_revision_directives", None)
+    result = app.test_cli_runner().invoke(args=list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def tables(app: Flask) -> set[str]:
+    with app.app_context():
+        names = set(inspect(db.engine).get_table_names())
+        db.engine.dispose()
+    return names
+
+
+def host_revision(app: Flask, migrations: Path) -> str:
+    """`flask db init` + `flask db migrate`: the text of the file autogenerate wrote."""
+    flask(app, "db", "init", "-d", str(migrations))
+    flask(app, "db", "migrate", "-d", str(migrations), "-m", "users and posts")
+    (written,) = (migrations / "versions").glob("*.py")
+    return written.read_text()
+
+
+@pytest.mark.parametrize("chatmem_first", [False, True], ids=["migrate-first", "chatmem-first"])
+def test_host_autogenerate_never_proposes_chatmem_tables(
+    url: str, tmp_path: Path, chatmem_first: bool
+) -> None:
+    app = make_app(url, chatmem_first=chatmem_first)
+    flask(app, "chatmem", "db", "upgrade")  # chatmem's tables are there, as in production
+    assert {"chatmem_guidance", "chatmem_alembic_version"} <= tables(app)
+
+    script = host_revision(app, tmp_path / "migrations")
+
+    assert "op.create_table('user'" in script and "op.create_table('post'" in script
+    assert "chatmem" not in script
+    flask(app, "db", "upgrade", "-d", str(tmp_path / "migrations"))
+    again = flask(app, "db", "migrate", "-d", str(tmp_path / "migrations"), "-m", "nothing")
+    assert "No changes in schema detected." in again
+    assert len(list((tmp_path / "migrations" / "versions").glob("*.py"))) == 1
+
+
+def test_plain_alembic_env_comparing_db_metadata_leaves_chatmem_out(url: str) -> None:
+    """An env.py of the host's own (or Flask-Alembic): it compares `db.metadata` too."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    app = make_app(url)
+    flask(app, "chatmem", "db", "upgrade")
+    with app.app_context():
+        with db.engine.connect() as connection:
+            diff = compare_metadata(MigrationContext.configure(connection), db.metadata)
+        db.engine.dispose()
+    added = {change[1].name for change in diff if change[0] == "add_table"}
+    assert added == {"user", "post"}
+    assert "chatmem" not in repr(diff)
+
+
+@pytest.mark.parametrize(
+    "chatmem_upgrade_first", [True, False], ids=["chatmem-host", "host-chatmem"]
+)
+def test_both_upgrades_in_either_order(
+    url: str, tmp_path: Path, chatmem_upgrade_first: bool
+) -> None:
+    # The host's migration, written by autogenerate on a scratch database.
+    scratch = make_app(f"sqlite:///{tmp_path / 'scratch.db'}")
+    host_revision(scratch, tmp_path / "migrations")
+
+    app = make_app(url)
+    upgrades = [
+        ("chatmem", "db", "upgrade"),
+        ("db", "upgrade", "-d", str(tmp_path / "migrations")),
+    ]
+    for command in upgrades if chatmem_upgrade_first else upgrades[::-1]:
+        flask(app, *command)
+
+    names = tables(app)
+    assert {"user", "post", "alembic_version", "chatmem_alembic_version"} <= names
+    assert {"chatmem_state", "chatmem_guidance", "chatmem_ledger"} <= names
+    with app.app_context():
+        assert chatmem_migrate.current(db.engine) == chatmem_migrate.head()
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        db.engine.dispose()
+    # (Not `flask db check`: Flask-Migrate 4.1's own env.py empties the
+    # directives it inspects when nothing changed, and Alembic's check fails.)
+    again = flask(app, "db", "migrate", "-d", str(tmp_path / "migrations"), "-m", "nothing")
+    assert "No changes in schema detected." in again

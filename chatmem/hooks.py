@@ -27,6 +27,7 @@ class HostHooks:
         self._transcript_loader: Callable[[str], str | None] | None = None
         self._conversation_url: Callable[[str], str | None] | None = None
         self._post_types: Callable[[], Any] | None = None
+        self._base_template: Callable[[], Any] | None = None
         #: event -> the host's hooks for it (`on_proposal`, `on_waiting_call`).
         self._notice_hooks: dict[str, list[Callable[[dict[str, Any]], Any]]] = {}
 
@@ -117,6 +118,17 @@ class HostHooks:
         gone"; without this hook such targets are not checked.
         """
         self._post_types = func
+        return func
+
+    def base_template(self, func: Callable[[], Any]) -> Callable[[], Any]:
+        """`() -> template name (or Jinja Template)`: the layout the Memory screen extends now.
+
+        For a themed host whose layout depends on the request (Flask-Themes2's
+        `_themes/<theme>/...`): called on every screen page, it wins over
+        `CHATMEM_BASE_TEMPLATE`. The layout defines the `chatmem_head` and
+        `chatmem_content` blocks.
+        """
+        self._base_template = func
         return func
 
     def on_proposal(self, func: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from .csp import source_list
 from .providers import DEFAULTS as PROVIDER_DEFAULTS
 
 #: Turns an environment value into the setting's value; a ValueError's
@@ -134,6 +135,13 @@ def optional_web_url(value: str) -> str | None:
     if not value.startswith(("http://", "https://")) or len(value) < 9 or " " in value:
         raise ValueError("an http:// or https:// address, or empty")
     return value
+
+
+def template_name(value: str) -> str:
+    name = value.strip()
+    if not name or name.startswith("/") or ".." in name.split("/"):
+        raise ValueError("a template name such as layouts/chatmem.html")
+    return name
 
 
 _INFERRED: dict[type, Parser] = {bool: boolean, int: integer(0), float: positive_number, str: text}
@@ -300,7 +308,31 @@ SETTINGS: dict[str, Setting] = {
     "CHATMEM_SCREEN_CSP": Setting(
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         "form-action 'self'; frame-ancestors 'self'; base-uri 'none'; object-src 'none'",
-        "Content-Security-Policy sent with the Memory screen's pages; empty sends none.",
+        "Content-Security-Policy sent with the Memory screen's pages; empty sends none. "
+        "The three settings below and a page's csp_nonce() widen it.",
+    ),
+    "CHATMEM_SCREEN_SCRIPT_SOURCES": Setting(
+        (),
+        "Sources added to the screen's script-src, for the host layout's scripts "
+        "(https://cdn.example; spaces or commas between them; no 'unsafe-inline').",
+        source_list,
+    ),
+    "CHATMEM_SCREEN_STYLE_SOURCES": Setting(
+        (),
+        "Sources added to the screen's style-src, for the host layout's stylesheets.",
+        source_list,
+    ),
+    "CHATMEM_SCREEN_FONT_SOURCES": Setting(
+        (),
+        "Sources added to the screen's font-src (from default-src when the policy has none), "
+        "for the host layout's web fonts.",
+        source_list,
+    ),
+    "CHATMEM_BASE_TEMPLATE": Setting(
+        "chatmem/base.html",
+        "The layout every Memory screen page extends; it defines the chatmem_head and "
+        "chatmem_content blocks. A themed host picks it per request with @memory.base_template.",
+        template_name,
     ),
 }
 

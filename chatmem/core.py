@@ -78,7 +78,9 @@ class MemoryCore(HostHooks):
     def _new_state(self, settings: Settings) -> AppState:
         """The per-app state: the dispatcher and its collaborators, put together once."""
         server_name = str(settings["CHATMEM_SERVER_NAME"])
-        cache = RevisionCache(self.db, server_name, lambda: self._post_type_resolver)
+        cache = RevisionCache(
+            self.db, server_name, lambda: self._post_type_resolver, lambda: self._target_labels
+        )
         dispatcher = Dispatcher(
             self.registry,
             db=self.db,
@@ -245,6 +247,7 @@ class MemoryCore(HostHooks):
             target,
             server_name=self.server_name,
             resolve_post_type=self._post_type_resolver,
+            resolve_labels=self._target_labels,
             days=days or self.config("CHATMEM_DRY_RUN_DAYS"),
             limit=limit,
             severity="ask" if severity == "ask" else "block",

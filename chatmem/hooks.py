@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .memory.guardrails import LabelResolver
 from .permissions import Permissions
 from .tools import Tool, ToolRegistry
 
@@ -27,6 +28,9 @@ class HostHooks:
         self._transcript_loader: Callable[[str], str | None] | None = None
         self._conversation_url: Callable[[str], str | None] | None = None
         self._post_types: Callable[[], Any] | None = None
+        self._base_template: Callable[[], Any] | None = None
+        self._target_labels: LabelResolver | None = None
+        self._label_exists: Callable[[str], bool] | None = None
         #: event -> the host's hooks for it (`on_proposal`, `on_waiting_call`).
         self._notice_hooks: dict[str, list[Callable[[dict[str, Any]], Any]]] = {}
 
@@ -92,6 +96,30 @@ class HostHooks:
         self._post_type_resolver = func
         return func
 
+    def target_labels(self, func: LabelResolver) -> LabelResolver:
+        """`(tool_name, arguments) -> iterable of labels`: everything a tool call touches.
+
+        `arguments` are the call's canonical arguments (validated, whatever
+        they are called). Return every label the call touches, `kind:value`
+        as the host names its objects: `["author:john", "forum:2", "topic:14"]`.
+        A guardrail targets any one of them as `label:author:john` (labels
+        are compared in lower case, and `topic:014` is `topic:14`). Called
+        only while a `label:` guardrail is active; if it raises, the call is
+        refused (enforcement fails closed) and the error logged.
+        """
+        self._target_labels = func
+        return func
+
+    def label_exists(self, func: Callable[[str], bool]) -> Callable[[str], bool]:
+        """`(label) -> bool`: whether the object a label names still exists.
+
+        The sweep flags a `label:` target whose label is gone "target gone"
+        (`topic:14` after the topic was deleted); without this hook such
+        targets are not checked. It is given the canonical label (`topic:14`).
+        """
+        self._label_exists = func
+        return func
+
     def transcript_loader(self, func: Callable[[str], str | None]) -> Callable[[str], str | None]:
         """`(session_id) -> str | None`: the conversation text of a session the sweep ends.
 
@@ -117,6 +145,17 @@ class HostHooks:
         gone"; without this hook such targets are not checked.
         """
         self._post_types = func
+        return func
+
+    def base_template(self, func: Callable[[], Any]) -> Callable[[], Any]:
+        """`() -> template name (or Jinja Template)`: the layout the Memory screen extends now.
+
+        For a themed host whose layout depends on the request (Flask-Themes2's
+        `_themes/<theme>/...`): called on every screen page, it wins over
+        `CHATMEM_BASE_TEMPLATE`. The layout defines the `chatmem_head` and
+        `chatmem_content` blocks.
+        """
+        self._base_template = func
         return func
 
     def on_proposal(self, func: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:

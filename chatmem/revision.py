@@ -18,7 +18,7 @@ from .errors import ApprovalRequired, BlockedByMemory
 from .memory import block as _block
 from .memory import guidance as _guidance
 from .memory import screening as _screening
-from .memory.guardrails import GuardrailIndex
+from .memory.guardrails import GuardrailIndex, LabelResolver
 from .memory.models import guidance_record
 from .memory.recall_page import Ordered
 from .text import for_agents_record
@@ -54,11 +54,13 @@ class RevisionCache:
         db: SQLAlchemy,
         server_name: str,
         resolve_post_type: Callable[[], Callable[[Any], str | None] | None],
+        resolve_labels: Callable[[], LabelResolver | None] = lambda: None,
     ) -> None:
         self.db = db
         self.server_name = server_name
-        # Read at each check: the host may register its resolver after init_app.
+        # Read at each check: the host may register its resolvers after init_app.
         self._resolve_post_type = resolve_post_type
+        self._resolve_labels = resolve_labels
         self._derived = Derived()
         self._lock = threading.Lock()
         # The newest screening index, so the next revision's rebuild reuses its entries.
@@ -105,7 +107,17 @@ class RevisionCache:
         if not len(index):
             return None
         try:
-            rule = index.match(tool_name, arguments, self._resolve_post_type())
+            rule = index.match(
+                tool_name, arguments, self._resolve_post_type(), _told(self._resolve_labels())
+            )
+        except _LabelsFailed:
+            # Fail closed: a guardrail on a label the host could not give.
+            log.exception("target_labels failed; refusing %s", tool_name)
+            return BlockedByMemory(
+                f"{tool_name} was refused: its target labels could not be checked against the "
+                "site's guardrails.",
+                details={"guidance_id": None, "title": "target labels check failed"},
+            )
         except Exception:
             # Fail closed: a guardrail on a post type we could not resolve.
             log.exception("post type resolver failed; refusing %s", tool_name)
@@ -126,3 +138,21 @@ class RevisionCache:
             f"{tool_name} was refused by project memory guardrail #{rule.id}: {rule.title}",
             details=found,
         )
+
+
+class _LabelsFailed(Exception):
+    """The host's `target_labels` hook raised (its error is the cause)."""
+
+
+def _told(resolve: LabelResolver | None) -> LabelResolver | None:
+    """The host's label hook, its failures told apart from the post type resolver's."""
+    if resolve is None:
+        return None
+
+    def labels(tool_name: str, arguments: Any) -> Any:
+        try:
+            return list(resolve(tool_name, arguments))
+        except Exception as error:
+            raise _LabelsFailed() from error
+
+    return labels

@@ -70,12 +70,12 @@ def fire(db: SQLAlchemy, hooks: HostHooks) -> None:
 
 
 def resolvers(hooks: HostHooks) -> staleness.Resolvers:
-    """What the host lets the sweep check: registered tools, post ids, post types."""
+    """What the host lets the sweep check: registered tools, post ids, post types, labels."""
     names = frozenset(t.name.lower() for t in hooks.registry.tools())
     types = None
     if hooks._post_types is not None:
         types = frozenset(str(t).lower() for t in hooks._post_types())
-    return staleness.Resolvers(names, hooks._post_type_resolver, types)
+    return staleness.Resolvers(names, hooks._post_type_resolver, types, hooks._label_exists)
 
 
 def run(
@@ -92,7 +92,10 @@ def run(
     except Exception:
         log.exception("the post_types hook failed; post_type targets not checked this time")
         db.session.rollback()
-        found = staleness.Resolvers(frozenset(t.name.lower() for t in hooks.registry.tools()))
+        found = staleness.Resolvers(
+            frozenset(t.name.lower() for t in hooks.registry.tools()),
+            label_exists=hooks._label_exists,
+        )
     done = staleness.check_targets(db, found, server_name, review=review, now=now)
     done.review_due = staleness.review_due(db, now=now)
     return done

@@ -53,6 +53,16 @@ EXAMPLES: dict[str, tuple[str, Any]] = {
     "CHATMEM_BACKGROUND_SWEEP_SECONDS": ("90.5", 90.5),
     "CHATMEM_UPGRADE_URL": ("https://example.com/pro", "https://example.com/pro"),
     "CHATMEM_SCREEN_CSP": ("default-src 'self'", "default-src 'self'"),
+    "CHATMEM_SCREEN_SCRIPT_SOURCES": (
+        "https://cdn.example, 'self'",
+        ("https://cdn.example", "'self'"),
+    ),
+    "CHATMEM_SCREEN_STYLE_SOURCES": (
+        "https://cdn.example https://fonts.example",
+        ("https://cdn.example", "https://fonts.example"),
+    ),
+    "CHATMEM_SCREEN_FONT_SOURCES": ("https://fonts.example", ("https://fonts.example",)),
+    "CHATMEM_BASE_TEMPLATE": (" layouts/chatmem.html ", "layouts/chatmem.html"),
 }
 
 # A value each typed setting refuses, and words its message must contain.
@@ -81,6 +91,16 @@ INVALID: dict[str, tuple[str, str]] = {
     "CHATMEM_RATELIMIT_KEY_PREFIX": ("a/b", "a non-empty name without /"),
     "CHATMEM_JOB_LEASE_SECONDS": ("0", "a whole number of at least 1"),
     "CHATMEM_BACKGROUND_SWEEP_SECONDS": ("-1", "a number of seconds, 0 or more"),
+    "CHATMEM_SCREEN_SCRIPT_SOURCES": (
+        "https://cdn.example 'unsafe-inline'",
+        "CSP sources without 'unsafe-inline' or 'unsafe-eval' "
+        '(mark inline code with nonce="{{ csp_nonce() }}" instead)',
+    ),
+    "CHATMEM_SCREEN_STYLE_SOURCES": (
+        "https://cdn.example; script-src *",
+        "CSP sources separated by spaces or commas, with no ;",
+    ),
+    "CHATMEM_BASE_TEMPLATE": ("../secret.html", "a template name such as layouts/chatmem.html"),
 }
 
 

@@ -11,10 +11,15 @@ then the tool name for a `tool:` target, or the id's text inside the stored
 arguments for a `post_id:` target (every spelling of an id that
 `canonical_id` folds to "42" contains "42"), or arguments that have an id
 at all for a `post_type:` target. The matcher decides.
+
+A `label:` target has nothing SQL can narrow by: the host's `target_labels`
+hook reads each call's tool and arguments, once per distinct call (the same
+edit made a hundred times is asked about once).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -23,7 +28,7 @@ from typing import Any
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import String, and_, cast, func, or_, select, true, tuple_
 
-from .guardrails import ID_KEYS, GuardrailIndex, Rule, parse_target
+from .guardrails import ID_KEYS, GuardrailIndex, LabelResolver, Rule, parse_target
 from .models import CALL_OUTCOMES, LedgerEntry, utcnow
 
 
@@ -56,6 +61,7 @@ def dry_run(
     *,
     server_name: str,
     resolve_post_type: Callable[[Any], str | None] | None,
+    resolve_labels: LabelResolver | None = None,
     days: int,
     limit: int = 20,
     now: datetime | None = None,
@@ -66,6 +72,10 @@ def dry_run(
         return DryRun(target, days, 0, [], never_matches=True, severity=severity)
     parsed = parse_target(target, server_name)
     since = (now or utcnow()) - timedelta(days=days)
+    if parsed.key == "label":
+        if resolve_labels is None:
+            return DryRun(target, days, 0, [], never_matches=True, severity=severity)
+        return _label_dry_run(db, index, target, since, resolve_labels, days, limit, severity)
     window = and_(
         LedgerEntry.at >= since,
         LedgerEntry.outcome.in_(CALL_OUTCOMES),  # calls, not a curator's decisions
@@ -99,6 +109,34 @@ def dry_run(
         calls = list(db.session.scalars(query.limit(limit)))
     count = sum(group.calls for group in matched)
     return DryRun(target, days, count, calls, severity=severity)
+
+
+def _label_dry_run(
+    db: SQLAlchemy,
+    index: GuardrailIndex,
+    target: str,
+    since: datetime,
+    resolve_labels: LabelResolver,
+    days: int,
+    limit: int,
+    severity: str,
+) -> DryRun:
+    """Every call in the window, judged once per distinct (tool, arguments)."""
+    window = and_(LedgerEntry.at >= since, LedgerEntry.outcome.in_(CALL_OUTCOMES))
+    rows = select(LedgerEntry.id, LedgerEntry.tool, LedgerEntry.arguments).where(window)
+    verdicts: dict[tuple[str, str], bool] = {}
+    matched: list[int] = []
+    for row in db.session.execute(rows.execution_options(yield_per=1000)):
+        arguments = row.arguments if isinstance(row.arguments, dict) else {}
+        key = (row.tool, json.dumps(arguments, sort_keys=True, default=str))
+        if key not in verdicts:
+            verdicts[key] = _refuses(index, row.tool, arguments, None, resolve_labels)
+        if verdicts[key]:
+            matched.append(row.id)
+    newest = sorted(matched, reverse=True)[:limit]
+    query = select(LedgerEntry).where(LedgerEntry.id.in_(newest)).order_by(LedgerEntry.id.desc())
+    calls = list(db.session.scalars(query)) if newest else []
+    return DryRun(target, days, len(matched), calls, severity=severity)
 
 
 def _narrowing(key: str | None, value: str) -> Any:
@@ -175,11 +213,12 @@ def _refuses(
     tool: str,
     arguments: dict[str, Any],
     resolve: Callable[[Any], str | None] | None,
+    resolve_labels: LabelResolver | None = None,
 ) -> bool:
     try:
-        return index.match(tool, arguments, resolve) is not None
+        return index.match(tool, arguments, resolve, resolve_labels) is not None
     except Exception:
-        return True  # enforcement refuses a call whose post type cannot be checked
+        return True  # enforcement refuses a call whose post type or labels cannot be checked
 
 
 def _remembered(resolve: Callable[[Any], str | None]) -> Callable[[Any], str | None]:

@@ -1,13 +1,15 @@
 """Guardrail targets and the compiled index that enforces them (SPEC §6).
 
 A target is `key:value` or a bare tool slug. Known keys are `tool`,
-`post_id`/`id` and `post_type`; anything else never matches, so a typo fails
-open instead of blocking everything. Matching runs on the dispatcher's
+`post_id`/`id`, `post_type` and `label` (any label the host's
+`target_labels` hook gives a call: `label:author:john`, `label:forum:2`);
+anything else never matches, so a typo fails open instead of blocking
+everything. Matching runs on the dispatcher's
 canonical arguments, and ids are compared in canonical form as well, so `42`,
 `"42"`, `" 42"` and `"042"` are one post.
 
-The index is a few dicts keyed by tool slug, post id and post type: a call
-costs the same few lookups whether 10 or 10,000 guardrails are active.
+The index is a few dicts keyed by tool slug, post id, post type and label: a
+call costs the same few lookups whether 10 or 10,000 guardrails are active.
 """
 
 from __future__ import annotations
@@ -54,6 +56,34 @@ def canonical_id(value: Any) -> str | None:
     return None
 
 
+#: `(tool name, canonical arguments) -> every label the call touches` (the host's hook).
+LabelResolver = Callable[[str, Mapping[str, Any]], Iterable[Any]]
+
+
+def canonical_label(label: Any) -> str | None:
+    """One spelling of a label: lower case, and `kind:042` is `kind:42` as ids are."""
+    if isinstance(label, bool) or label is None:
+        return None
+    text = str(label).strip().lower()
+    kind, sep, value = text.partition(":")
+    if sep:
+        value = canonical_id(value) or ""
+        text = f"{kind.strip()}:{value}" if kind.strip() and value else ""
+    return text or None
+
+
+def labels_of(
+    resolve: LabelResolver, tool_name: str, arguments: Mapping[str, Any]
+) -> frozenset[str]:
+    """The host's labels for a call, canonical; a lone string is one label, not its letters."""
+    found = resolve(tool_name, arguments)
+    if found is None:
+        return frozenset()
+    if isinstance(found, str):
+        found = (found,)
+    return frozenset(label for item in found if (label := canonical_label(item)))
+
+
 def tool_slug(name: str, server_name: str) -> str | None:
     """A tool reference in either form as a lower-case slug; None if foreign."""
     name = name.strip().lower()
@@ -80,6 +110,9 @@ def parse_target(target: str | None, server_name: str) -> Target:
         return Target("post_id", ident) if ident else Target(None)
     if key == "post_type" and value:
         return Target("post_type", value.lower())
+    if key == "label":
+        label = canonical_label(value)
+        return Target("label", label) if label else Target(None)
     return Target(None)
 
 
@@ -88,6 +121,8 @@ def target_warning(
     server_name: str,
     read_only_tools: Iterable[str],
     tool_names: Iterable[str] | None = None,
+    *,
+    labels_known: bool = True,
 ) -> str | None:
     """What the Memory screen should say about an enforced (block or ask) guardrail's target.
 
@@ -98,6 +133,8 @@ def target_warning(
     parsed = parse_target(target, server_name)
     if parsed.key is None:
         return "this target never matches"
+    if parsed.key == "label" and not labels_known:
+        return "this target never matches: the site gives tool calls no labels (target_labels)"
     if parsed.key == "tool" and parsed.value in {t.lower() for t in read_only_tools}:
         return "this tool is read-only: the guardrail never blocks"
     if (
@@ -114,6 +151,9 @@ class GuardrailIndex:
     by_tool: dict[str, list[Rule]] = field(default_factory=dict)
     by_post_id: dict[str, list[Rule]] = field(default_factory=dict)
     by_post_type: dict[str, list[Rule]] = field(default_factory=dict)
+    by_label: dict[str, list[Rule]] = field(default_factory=dict)
+    # Each label rule's place in the build order, so a call with many labels gets the oldest.
+    position: dict[Rule, int] = field(default_factory=dict)
     # Counted once at build: __len__ is asked on every write call, and
     # summing the buckets there made dispatch grow with the guardrail count.
     size: int = 0
@@ -141,8 +181,15 @@ class GuardrailIndex:
         parsed = parse_target(rule.target, server_name)
         if parsed.key is None:
             return False
-        buckets = {"tool": self.by_tool, "post_id": self.by_post_id, "post_type": self.by_post_type}
+        buckets = {
+            "tool": self.by_tool,
+            "post_id": self.by_post_id,
+            "post_type": self.by_post_type,
+            "label": self.by_label,
+        }
         buckets[parsed.key].setdefault(parsed.value, []).append(rule)
+        if parsed.key == "label":
+            self.position.setdefault(rule, self.size)
         self.size += 1
         return True
 
@@ -154,8 +201,12 @@ class GuardrailIndex:
         tool_name: str,
         arguments: Mapping[str, Any],
         resolve_post_type: Callable[[Any], str | None] | None,
+        resolve_labels: LabelResolver | None = None,
     ) -> Rule | None:
-        """The first rule that refuses or holds this call, or None."""
+        """The first rule that refuses or holds this call, or None.
+
+        The host's hooks are asked only when a guardrail of their kind is active.
+        """
         rules = self.by_tool.get(tool_name.lower())
         if rules:
             return rules[0]
@@ -170,4 +221,10 @@ class GuardrailIndex:
                 rules = self.by_post_type.get((post_type or "").lower())
                 if rules:
                     return rules[0]
+        if self.by_label and resolve_labels is not None:
+            labels = labels_of(resolve_labels, tool_name, arguments)
+            # The oldest rule among the call's labels, as one bucket would give it.
+            found = [self.by_label[label][0] for label in labels if label in self.by_label]
+            if found:
+                return min(found, key=self.position.__getitem__)
         return None

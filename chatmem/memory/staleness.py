@@ -39,6 +39,8 @@ class Resolvers:
     post_type_of: Callable[[Any], str | None] | None = None
     # Every post type that exists now.
     post_types: frozenset[str] | None = None
+    # canonical label -> whether what it names still exists (the host's `label_exists`).
+    label_exists: Callable[[str], bool] | None = None
 
 
 @dataclass
@@ -75,6 +77,8 @@ def gone_reason(target: str | None, server_name: str, resolvers: Resolvers) -> s
         if parsed.value in resolvers.post_types:
             return None
         return f"no post has the type {parsed.value}"
+    if parsed.key == "label" and resolvers.label_exists is not None:
+        return None if resolvers.label_exists(parsed.value) else f"{parsed.value} is gone"
     return None
 
 

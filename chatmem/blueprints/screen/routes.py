@@ -22,6 +22,7 @@ from werkzeug.wrappers import Response
 from ... import inputs, text
 from ...auth import tokens
 from ...core import current_memory
+from ...csp import policy, used_nonce
 from ...errors import (
     ChatmemError,
     Conflict,
@@ -631,12 +632,22 @@ def _headers(response: Response) -> Response:
     """Pages carry CSRF tokens and agent-written text: never cache, never frame."""
     if request.endpoint != "chatmem_memory.static":
         response.headers.setdefault("Cache-Control", "no-store")
-        csp = current_memory().config("CHATMEM_SCREEN_CSP")
-        if csp:
-            response.headers.setdefault("Content-Security-Policy", str(csp))
+        memory = current_memory()
+        base = memory.config("CHATMEM_SCREEN_CSP")
+        if base:
+            csp = policy(str(base), memory._state().settings, used_nonce())
+            response.headers.setdefault("Content-Security-Policy", csp)
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("Referrer-Policy", "same-origin")
     return response
+
+
+@bp.context_processor
+def _layout() -> dict[str, Any]:
+    """The layout the screen's pages extend: the host's hook, else CHATMEM_BASE_TEMPLATE."""
+    memory = current_memory()
+    chosen = memory._base_template() if memory._base_template is not None else None
+    return {"chatmem_base": chosen or memory.config("CHATMEM_BASE_TEMPLATE")}
 
 
 @bp.app_context_processor

@@ -53,7 +53,13 @@ def helpers() -> dict[str, Any]:
             return None
         if entry.severity not in ENFORCED_SEVERITIES:
             return "advisory", "Advisory: only a block or ask guardrail acts on tool calls"
-        warning = target_warning(entry.target, mem.server_name, read_only, tool_names)
+        warning = target_warning(
+            entry.target,
+            mem.server_name,
+            read_only,
+            tool_names,
+            labels_known=mem._target_labels is not None,
+        )
         if warning:
             return "warning", warning[0].upper() + warning[1:]
         if entry.severity == "ask":

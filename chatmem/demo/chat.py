@@ -185,6 +185,12 @@ def post_message(
     return turn.added
 
 
+def sentence(text: str) -> str:
+    """`text` ending with exactly one full stop: an SDK's message often brings its own."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
 def help_text(user: User, *, read_only: bool = False) -> str:
     """`/help`: the syntax, then the tools this user may call, each with its arguments.
 
@@ -393,7 +399,9 @@ class _Turn:
             provider = provider_from_config(current_app.config)
         except ProviderError as error:
             log.warning("chat provider misconfigured: %s", error)
-            self.add(role="notice", content=f"The LLM provider is misconfigured: {error}")
+            self.add(
+                role="notice", content=f"The LLM provider is misconfigured: {sentence(str(error))}"
+            )
             return
         if is_offline(provider):
             self.add(role="notice", content=NO_PROVIDER)
@@ -441,7 +449,7 @@ class _Turn:
             log.warning("chat provider failed: %s", error)
             self.add(
                 role="notice",
-                content=f"The AI model could not answer ({error.kind}): {error}. "
+                content=f"The AI model could not answer ({error.kind}): {sentence(str(error))} "
                 "Please try again in a moment.",
             )
         except Exception:

@@ -147,3 +147,13 @@ def test_the_import_field_is_named_for_importing(world: dict[str, Any]) -> None:
     label = re.search(r'<label class="cm-field">\s*<span>(.*?)</span>\s*<input type="file"', form)
     assert label is not None
     assert label[1] == "File to import (a chatmem export, JSON, up to 5 MB)"
+
+
+def test_connect_shows_the_token_command_as_a_person_types_it(world: dict[str, Any]) -> None:
+    import sys
+
+    page = world["editor"].client.get("/connect").get_data(as_text=True)
+    assert (
+        "<pre>flask --app 'chatmem.demo:create_app()' chatmem token create editor</pre>" in page
+    )
+    assert str(Path(sys.executable).parent) not in page, "not the server's virtualenv path"

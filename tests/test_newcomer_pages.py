@@ -153,7 +153,5 @@ def test_connect_shows_the_token_command_as_a_person_types_it(world: dict[str, A
     import sys
 
     page = world["editor"].client.get("/connect").get_data(as_text=True)
-    assert (
-        "<pre>flask --app 'chatmem.demo:create_app()' chatmem token create editor</pre>" in page
-    )
+    assert "<pre>flask --app 'chatmem.demo:create_app()' chatmem token create editor</pre>" in page
     assert str(Path(sys.executable).parent) not in page, "not the server's virtualenv path"

@@ -138,10 +138,27 @@ def test_the_console_script_is_declared() -> None:
     assert 'chatmem-demo = "chatmem.demo.cli:main"' in pyproject
 
 
+def two_taken_ports() -> tuple[socket.socket, socket.socket]:
+    """Two listening sockets on neighbouring ports: the port asked for, and the next one."""
+    for _ in range(50):
+        first = socket.socket()
+        first.bind(("127.0.0.1", 0))
+        second = socket.socket()
+        try:
+            second.bind(("127.0.0.1", first.getsockname()[1] + 1))
+        except OSError:
+            first.close()
+            second.close()
+            continue
+        first.listen()
+        second.listen()
+        return first, second
+    raise AssertionError("no two neighbouring free ports")
+
+
 def test_a_busy_port_stops_the_demo_before_it_says_open_and_names_port(tmp_path: Path) -> None:
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
+    taken, neighbour = two_taken_ports()
+    with taken, neighbour:
         port = taken.getsockname()[1]
         done = subprocess.run(
             [*demo_command(), "--port", str(port), "--instance-path", str(tmp_path / "i")],
@@ -153,7 +170,12 @@ def test_a_busy_port_stops_the_demo_before_it_says_open_and_names_port(tmp_path:
     assert done.returncode == 1
     assert "open http" not in done.stdout + done.stderr
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
-    assert f"Choose another port with --port, e.g. chatmem-demo --port {port + 1}" in done.stderr
+    # The next port is taken too: the one suggested was checked.
+    suggested = int(done.stderr.split("e.g. chatmem-demo --port ", 1)[1].split()[0])
+    assert suggested > port + 1
+    assert "(free just now)" in done.stderr
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", suggested))
     assert not (tmp_path / "i").exists(), "nothing was set up for a server that cannot start"
 
 

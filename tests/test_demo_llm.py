@@ -166,6 +166,25 @@ def test_a_provider_failure_is_a_reply_not_a_500(
     assert "sk-test" not in added[1]["content"] and "sk-ant" not in added[1]["content"]
 
 
+def test_a_connection_error_reads_as_one_sentence(
+    flavour: Flavour, demo_app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDKs' "Connection error." ended the notice with ".."."""
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    editor = DemoClient(demo_app, "editor")
+    [_, notice] = editor.say(editor.new_conversation()["id"], "Hello?")
+    text = notice["content"]
+    assert text.startswith("The AI model could not answer (connection): ")
+    assert "could not connect: Connection error. Please try again in a moment." in text
+    assert ".." not in text
+
+
 def test_the_loop_stops_at_the_step_limit(
     flavour: Flavour, demo_app: Flask, fake_llm: FakeLLM
 ) -> None:

@@ -138,3 +138,20 @@ def test_a_hand_added_entry_names_its_author_once(world: dict[str, Any]) -> None
     history = re.sub(r"\s+", " ", admin.get(f"{MEMORY}/guidance/{entry}").get_data(as_text=True))
     assert '<span class="cm-k">Added</span> by hand by admin, ' in history
     assert "admin (admin)" not in history
+
+
+def test_the_import_field_is_named_for_importing(world: dict[str, Any]) -> None:
+    """Its label (and so its accessible name) said "Export file"."""
+    page = world["admin"].client.get(f"{MEMORY}?tab=active").get_data(as_text=True)
+    form = page.split('aria-label="Import guidance"', 1)[1].split("</form>", 1)[0]
+    label = re.search(r'<label class="cm-field">\s*<span>(.*?)</span>\s*<input type="file"', form)
+    assert label is not None
+    assert label[1] == "File to import (a chatmem export, JSON, up to 5 MB)"
+
+
+def test_connect_shows_the_token_command_as_a_person_types_it(world: dict[str, Any]) -> None:
+    import sys
+
+    page = world["editor"].client.get("/connect").get_data(as_text=True)
+    assert "<pre>flask --app 'chatmem.demo:create_app()' chatmem token create editor</pre>" in page
+    assert str(Path(sys.executable).parent) not in page, "not the server's virtualenv path"

@@ -53,7 +53,12 @@ def test_help_lists_the_tools_this_user_may_call_with_their_arguments(
     conversation = editor.new_conversation()["id"]
     [notice] = [m for m in editor.say(conversation, "/help") if m["role"] == "notice"]
     text = notice["content"]
-    assert text.startswith("Usage: /tool <name> <json arguments>")
+    assert text.startswith("## Run a tool\n/tool <name> <json arguments>")
+    sections = [line for line in text.splitlines() if line.startswith("## ")]
+    assert sections == ["## Run a tool", "## Site tools", "## Project memory tools", "## Commands"]
+    site, memory_tools = text.split("## Site tools\n", 1)[1].split("## Project memory tools\n")
+    assert "- update-post {" in site and "- remember {" not in site
+    assert memory_tools.startswith("- recall {") and "- remember {" in memory_tools
     assert "- update-post {post_id: integer, title?: string, content?: string}: Change" in text
     assert '- remember {type: "guardrail" | "fact" | "convention" | "instruction"' in text
     assert "limit?: integer" in text, "optional arguments are marked"

@@ -353,3 +353,21 @@ def test_the_sweep_command_reports_upkeep(app: Flask) -> None:
         ),
     )
     assert count == 1
+
+
+def test_unused_says_entries_are_too_new_to_judge(app: Flask, client: FlaskClient) -> None:
+    """Minutes old and never recalled is not "used in the last 90 days"."""
+    add(app, "Returns take 30 days.", None, type="fact", severity=None)
+    add(app, "Invoices are numbered by year.", None, type="fact", severity=None)
+    html = squash(client.get(f"{SCREEN}/upkeep").get_data(as_text=True))
+    assert "Every active entry was used" not in html
+    assert "No entry older than 90 days went unused." in html
+    assert (
+        '<p class="cm-muted" data-figure="too-new">2 entries are too new to judge (active for '
+        "less than 90 days); 2 of them have not been used yet.</p>" in html
+    )
+    work(app, lambda m, db: m.call_tool("recall", {"topic": "invoices"}, user=USERS["editor"]))
+    unused = client.get(f"{SCREEN}/upkeep", headers=JSON).json["unused"]
+    assert (unused["count"], unused["too_new"], unused["too_new_never_used"]) == (0, 2, 1)
+    html = squash(client.get(f"{SCREEN}/upkeep").get_data(as_text=True))
+    assert "2 entries are too new to judge (active for less than 90 days); 1 of them has" in html

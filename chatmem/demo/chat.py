@@ -185,18 +185,40 @@ def post_message(
     return turn.added
 
 
+def sentence(text: str) -> str:
+    """`text` ending with exactly one full stop: an SDK's message often brings its own."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
 def help_text(user: User, *, read_only: bool = False) -> str:
-    """`/help`: the tools this user may call, each with its arguments, and the syntax."""
-    lines = [TOOL_USAGE + ". The tools you may call:"]
-    for spec in tool_specs(user, read_only=read_only):
-        schema = spec.input_schema
-        required = set(schema.get("required", ()))
-        arguments = ", ".join(
-            f"{name}{'' if name in required else '?'}: {_type_of(field)}"
-            for name, field in schema.get("properties", {}).items()
-        )
-        lines.append(f"- {spec.name} {{{arguments}}}: {spec.description}")
+    """`/help`: the syntax, then the tools this user may call, each with its arguments.
+
+    Written in sections ("## " headings, "- " items) that the chat page draws
+    as headings and lists: one paragraph of every tool was a wall of text.
+    """
+    tools = memory.visible_tools(user, read_only=read_only)
+    lines = [
+        "## Run a tool",
+        TOOL_USAGE.removeprefix("Usage: "),
+        "Arguments marked ? are optional.",
+    ]
+    for heading, of_memory in (("Site tools", False), ("Project memory tools", True)):
+        listed = [t for t in tools if t.memory is of_memory]
+        if listed:
+            lines += ["", f"## {heading}", *(_tool_line(t) for t in listed)]
+    lines += ["", "## Commands", "- /help: this list", "- /tool <name> <json>: run one tool"]
     return "\n".join(lines)
+
+
+def _tool_line(tool: Any) -> str:
+    schema = tool.input_schema
+    required = set(schema.get("required", ()))
+    arguments = ", ".join(
+        f"{name}{'' if name in required else '?'}: {_type_of(field)}"
+        for name, field in schema.get("properties", {}).items()
+    )
+    return f"- {tool.name} {{{arguments}}}: {tool.description}"
 
 
 def _type_of(field: dict[str, Any]) -> str:
@@ -377,7 +399,9 @@ class _Turn:
             provider = provider_from_config(current_app.config)
         except ProviderError as error:
             log.warning("chat provider misconfigured: %s", error)
-            self.add(role="notice", content=f"The LLM provider is misconfigured: {error}")
+            self.add(
+                role="notice", content=f"The LLM provider is misconfigured: {sentence(str(error))}"
+            )
             return
         if is_offline(provider):
             self.add(role="notice", content=NO_PROVIDER)
@@ -425,7 +449,7 @@ class _Turn:
             log.warning("chat provider failed: %s", error)
             self.add(
                 role="notice",
-                content=f"The AI model could not answer ({error.kind}): {error}. "
+                content=f"The AI model could not answer ({error.kind}): {sentence(str(error))} "
                 "Please try again in a moment.",
             )
         except Exception:

@@ -138,18 +138,30 @@ def _development(app: Flask, args: argparse.Namespace) -> _Server:
 
 
 def _check_port(host: str, port: int) -> None:
-    """Exit with a message naming --port when the port is taken."""
+    """Exit with a message naming --port when the port is taken, and one that is free."""
+    error = _bind_error(host, port)
+    if error is None:
+        return
+    # Only a port this probe could bind is suggested: "try 5001" must not fail too.
+    free = next(
+        (p for p in range(port + 1, min(port + 50, 65536)) if not _bind_error(host, p)), None
+    )
+    hint = f", e.g. chatmem-demo --port {free} (free just now)" if free else ""
+    sys.exit(
+        f"chatmem-demo: cannot listen on {host}:{port} ({error.strerror or error}); "
+        f"another server may be using it. Choose another port with --port{hint}"
+    )
+
+
+def _bind_error(host: str, port: int) -> OSError | None:
     with socket.socket(select_address_family(host, port), socket.SOCK_STREAM) as probe:
         # The option both servers bind with, so "free" means free for them.
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError as error:
-            sys.exit(
-                f"chatmem-demo: cannot listen on {host}:{port} ({error.strerror or error}); "
-                f"another server may be using it. Choose another port with --port, "
-                f"e.g. chatmem-demo --port {port + 1}"
-            )
+            return error
+    return None
 
 
 if __name__ == "__main__":

@@ -10,11 +10,8 @@ with chatmem's stable codes; nothing here answers with a stack trace.
 from __future__ import annotations
 
 import functools
-import shlex
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -323,13 +320,9 @@ def _connect_page(
     mounted = {rule.rule for rule in current_app.url_map.iter_rules()}
     root = request.host_url.rstrip("/")
     mcp_url = f"{root}{prefix}/mcp"
-    # The flask next to this server's Python: the command works as shown even
-    # when the virtualenv is not active in the shell it is pasted into.
-    flask = Path(sys.executable).with_name("flask")
     own = tokens.list_tokens(memory.db, user_id=user_id_of(current_user))
     page = render_template(
         "demo/connect.html",
-        flask_command=shlex.quote(str(flask)) if flask.exists() else "flask",
         mcp_url=mcp_url,
         mcp_mounted=f"{prefix}/mcp" in mounted,
         rest_url=f"{root}{prefix}/api/tools/<name>",

@@ -170,6 +170,23 @@ def unused(
     return count, list(rows)
 
 
+def too_new(db: SQLAlchemy, days: int, *, now: datetime | None = None) -> tuple[int, int]:
+    """Active entries approved within the window, which `unused` leaves out:
+    (how many, how many of them nobody used yet). The card says so rather than
+    calling them used."""
+    cutoff = (now or utcnow()) - timedelta(days=days)
+    young = and_(
+        Guidance.status == "publish",
+        func.coalesce(Guidance.approved_at, Guidance.created_at) >= cutoff,
+    )
+    never = and_(young, Guidance.last_recalled_at.is_(None), Guidance.last_hit_at.is_(None))
+    count = select(func.count()).select_from(Guidance)
+    return (
+        int(db.session.scalar(count.where(young)) or 0),
+        int(db.session.scalar(count.where(never)) or 0),
+    )
+
+
 def gone(db: SQLAlchemy, *, limit: int = 100) -> list[Guidance]:
     """Entries flagged "target gone", active or sent back to Pending, newest flag first."""
     return list(

@@ -48,6 +48,7 @@ def upkeep() -> ResponseReturnValue:
     db = mem.db
     days = int(mem.config("CHATMEM_UNUSED_DAYS"))
     unused_count, unused = staleness.unused(db, days, limit=SHOWN)
+    too_new, never_used = staleness.too_new(db, days)
     gone = staleness.gone(db, limit=SHOWN)
     scheduled = staleness.scheduled(db, limit=SHOWN)
     pace = costs.review_pace(db)
@@ -66,6 +67,8 @@ def upkeep() -> ResponseReturnValue:
                     "days": days,
                     "count": unused_count,
                     "entries": [_row(e) for e in unused],
+                    "too_new": too_new,
+                    "too_new_never_used": never_used,
                 },
                 "cost": cost.to_dict(),
             }
@@ -75,6 +78,8 @@ def upkeep() -> ResponseReturnValue:
         days=days,
         unused=unused,
         unused_count=unused_count,
+        too_new=too_new,
+        never_used=never_used,
         gone=gone,
         scheduled=scheduled,
         pace=pace,

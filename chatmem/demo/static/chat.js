@@ -145,8 +145,31 @@
     if (message.role === "assistant" && !message.content) return null;  // only tool calls
     const item = el("li", "message message--" + message.role);
     const who = { user: "You", assistant: "Assistant", notice: "chatmem demo" }[message.role];
-    item.append(el("span", "who", who), el("div", "text", message.content));
+    item.append(el("span", "who", who), message.role === "notice" ? noticeText(message.content) : el("div", "text", message.content));
     return item;
+  }
+
+  // A notice written in sections (/help): "## " lines are headings, "- " lines
+  // list items, blank lines end a section. Text only, never markup.
+  function noticeText(content) {
+    const box = el("div", "text");
+    if (!content || !content.startsWith("## ")) {
+      box.textContent = content || "";
+      return box;
+    }
+    box.classList.add("text--sections");
+    let list = null;
+    for (const line of content.split("\n")) {
+      if (line.startsWith("- ")) {
+        if (!list) list = box.appendChild(el("ul", "notice-list"));
+        list.append(el("li", "", line.slice(2)));
+        continue;
+      }
+      list = null;
+      if (line.startsWith("## ")) box.append(el("h2", "notice-heading", line.slice(3)));
+      else if (line.trim()) box.append(el("p", "", line));
+    }
+    return box;
   }
 
   function append(messages) {

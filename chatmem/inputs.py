@@ -6,7 +6,8 @@ demo's chat API. It turns input that Python or a database would choke on
 into `InvalidParams` before anything is written:
 
 - JSON nested deeper than `MAX_DEPTH` (the parser would raise RecursionError
-  past about 1,000 levels; far less is already no sane tool argument);
+  past about 1,000 levels; far less is already no sane tool argument), or a
+  caller's own `max_depth`, and a body longer than its `max_bytes` (413);
 - number literals longer than `MAX_NUMBER_DIGITS` (Python refuses to turn
   over 4,300 digits into an int, and no column stores them anyway);
 - integers outside a signed 64-bit column (`BIGINT`), so an id of 2^63 is

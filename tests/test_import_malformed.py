@@ -10,21 +10,26 @@ as the whole file.
 
 from __future__ import annotations
 
+import http.client
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+from chatmem import PayloadTooLarge
 from chatmem.memory import transfer
 from tests.screen_helpers import JSON, SCREEN, state, token
 from tests.test_import_screening import document, row
 from tests.test_malformed_input import FRAGMENTS, WHOLE_BODIES, strict_json
 
 DEEP_DETAIL = '"__deep__"'
+FORM = "application/x-www-form-urlencoded"
 
 
 def good() -> dict[str, Any]:
@@ -201,3 +206,68 @@ def test_the_malformed_input_corpus_is_refused_on_the_form_and_the_shell(
     assert not problems, "\n".join(problems)
     assert count >= 300
     assert transfer.MAX_DEPTH < 40, "the corpus's 40-deep fragments are past the bound"
+
+
+def test_parse_refuses_a_file_past_its_size_before_reading_it() -> None:
+    with pytest.raises(PayloadTooLarge) as caught:
+        transfer.parse(b"[" + b" " * 100 + b"]", max_bytes=100)
+    assert caught.value.message == "file is larger than 100 bytes. Nothing was imported."
+    assert transfer.parse(b"[" + b" " * 98 + b"]", max_bytes=100) == []
+
+
+def chunked_import(live_server: str, file: Iterator[bytes]) -> tuple[int, Any]:
+    """Sign in and send the Import form chunked (no Content-Length), as a client
+    streaming a file may; the answer's status and JSON."""
+    connection = http.client.HTTPConnection(urlsplit(live_server).netloc, timeout=30)
+    form = "username=admin&password=admin"
+    connection.request("POST", "/login", body=form, headers={"Content-Type": FORM})
+    answer = connection.getresponse()
+    answer.read()
+    cookie = answer.getheader("Set-Cookie", "").split(";")[0]
+    connection.request("GET", SCREEN, headers={"Cookie": cookie})
+    answer = connection.getresponse()
+    page = answer.read().decode()
+    cookie = (answer.getheader("Set-Cookie") or cookie).split(";")[0]  # the CSRF secret's
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert csrf, page[:300]
+    boundary = "cm-chunked"
+
+    def body() -> Iterator[bytes]:
+        yield (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="csrf_token"\r\n\r\n'
+            f"{csrf[1]}\r\n--{boundary}\r\n"
+            'Content-Disposition: form-data; name="file"; filename="m.json"\r\n\r\n'
+        ).encode()
+        yield from file
+        yield f"\r\n--{boundary}--\r\n".encode()
+
+    headers = {
+        "Cookie": cookie,
+        "Accept": "application/json",
+        "Content-Type": f"multipart/form-data; boundary={boundary}",
+    }
+    connection.request(
+        "POST", f"{SCREEN}/import", body=body(), headers=headers, encode_chunked=True
+    )
+    answer = connection.getresponse()
+    try:
+        return answer.status, json.loads(answer.read())
+    finally:
+        connection.close()
+
+
+def test_an_upload_without_a_length_is_read_within_the_limit(app: Flask, live_server: str) -> None:
+    """Chunked, so no Content-Length to refuse up front: past 5 MB it is 413 all the same
+    (found while reading, before the form parser spools any of it); within, it imports."""
+    before = state(app)
+    megabytes = transfer.UPLOAD_MAX_BYTES // (1024 * 1024)
+    status, answer = chunked_import(
+        live_server, (b" " * (1024 * 1024) for _ in range(megabytes + 1))
+    )
+    assert (status, answer) == (
+        413,
+        {"error": {"code": "payload_too_large", "message": "The file is larger than 5 MB."}},
+    )
+    assert state(app) == before
+    status, answer = chunked_import(live_server, iter([json.dumps(good()).encode()]))
+    assert (status, answer.get("message")) == (200, "Imported 2 entries (pending)."), answer

@@ -10,8 +10,10 @@ file's approver and approval time are only history, in the entry's
 
 from __future__ import annotations
 
+import getpass
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +26,7 @@ from chatmem.memory.models import Guidance, GuidanceEvent, utcnow
 from tests.screen_helpers import SCREEN, propose, state
 from tests.test_transfer import upload
 
+ACTOR = f"cli:{getpass.getuser()}"
 FOREIGN_APPROVER = "9"  # an id on the other site; nobody here approved anything
 FOREIGN_WHEN = "2020-01-02T03:04:05.000000Z"
 
@@ -176,3 +179,21 @@ def test_keep_status_needs_the_screen(app: Flask) -> None:
         db = app.extensions["test_host"]["db"]
         with pytest.raises(TypeError, match="poisoning screen"):
             transfer.import_document(db, document(row(1, BENIGN)), actor_id="1", keep_status=True)
+
+
+def test_the_shell_keep_status_says_what_the_screen_flagged(app: Flask, tmp_path: Path) -> None:
+    path = tmp_path / "memory.json"
+    path.write_text(json.dumps(document(row(1, BENIGN), row(2, POISON))))
+    result = app.test_cli_runner().invoke(args=["chatmem", "import", str(path), "--keep-status"])
+    assert result.exit_code == 0, result.stderr
+    first, flagged = result.stdout.splitlines()
+    assert first == (
+        "Imported 2 entries (with their status). The poisoning screen flagged 1: "
+        "it waits in Pending review. New: #1, #2."
+    )
+    assert flagged.startswith("Flagged entry 2 (#2 in the file, here #2): override")
+    with app.app_context():
+        db = app.extensions["test_host"]["db"]
+        approved = {g.text: (g.status, g.approved_by) for g in db.session.scalars(select(Guidance))}
+        db.session.remove()
+    assert approved == {BENIGN: ("publish", ACTOR), POISON: ("pending", None)}

@@ -24,7 +24,14 @@ from sqlalchemy import select
 
 from chatmem import InvalidParams
 from chatmem.memory import guidance, history, staleness, transfer
-from chatmem.memory.models import Guidance, GuidanceEvent, utcnow
+from chatmem.memory.models import (
+    GUIDANCE_TYPES,
+    SEVERITIES,
+    STATUSES,
+    Guidance,
+    GuidanceEvent,
+    utcnow,
+)
 from tests.conftest import dispose
 from tests.hostapp import USERS, create_host_app
 from tests.screen_helpers import JSON, SCREEN, login, propose, state, token
@@ -365,3 +372,13 @@ def test_the_first_bad_entry_in_the_file_is_the_one_named(app: Flask) -> None:
         "Not a chatmem memory export (version 1): entry 2 (#101 “Prices include VAT.”), at severity"
     )
     assert caught.value.details == {"path": "entries/1/severity"}
+
+
+def test_the_schema_lists_what_the_models_store() -> None:
+    """The shipped schema is a file: it must name every severity (it lacked `ask`),
+    type and status the models know, or an export cannot be imported back."""
+    entry = transfer.schema()["$defs"]["entry"]["properties"]
+    assert entry["severity"]["enum"] == [*SEVERITIES, None]
+    assert entry["type"]["enum"] == list(GUIDANCE_TYPES)
+    assert entry["status"]["enum"] == list(STATUSES)
+    assert entry["status_before_trash"]["enum"] == [s for s in STATUSES if s != "trash"] + [None]

@@ -10,6 +10,7 @@ revision bump and the version check are the domain's, not this page's.
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
@@ -17,6 +18,7 @@ from flask import Blueprint, flash, jsonify, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError
 from sqlalchemy.exc import SQLAlchemyError
+from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.wrappers import Response
 
 from ... import inputs, text
@@ -368,9 +370,37 @@ def _upload_limit() -> ResponseReturnValue | None:
         return None
     request.max_content_length = transfer.UPLOAD_MAX_BYTES
     if (request.content_length or 0) > transfer.UPLOAD_MAX_BYTES:
-        limit = transfer.UPLOAD_MAX_BYTES // (1024 * 1024)
-        return error_response(PayloadTooLarge(f"The file is larger than {limit} MB."))
+        return _too_large()
+    if request.content_length is None and request.environ.get("wsgi.input_terminated"):
+        # Sent without a length (chunked): read it whole within the limit first
+        # (413 past it), so the form parser never leaves half a file spooled.
+        body = _bounded_body(request.environ["wsgi.input"], transfer.UPLOAD_MAX_BYTES)
+        if body is None:
+            return _too_large()
+        request.environ["wsgi.input"] = io.BytesIO(body)
     return None
+
+
+def _bounded_body(stream: Any, limit: int) -> bytes | None:
+    """The whole of a stream the server ends at the body's end, or None past `limit`."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = stream.read(min(64 * 1024, limit + 1 - size))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+    return None
+
+
+@bp.errorhandler(RequestEntityTooLarge)
+def _too_large(_error: Exception | None = None) -> ResponseReturnValue:
+    """Also when the upload came without a length (chunked): found while reading it."""
+    if request.endpoint != "chatmem_memory.import_memory":
+        return error_response(PayloadTooLarge("The request is too large."))
+    limit = transfer.UPLOAD_MAX_BYTES // (1024 * 1024)
+    return error_response(PayloadTooLarge(f"The file is larger than {limit} MB."))
 
 
 @bp.post("/settings")

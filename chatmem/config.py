@@ -257,6 +257,12 @@ SETTINGS: dict[str, Setting] = {
         "Requests one API token (or one signed-in user of a host API that charges it) may "
         "make per minute (429 above it); 0: no limit.",
     ),
+    "CHATMEM_TOKENS_PER_USER": Setting(
+        20,
+        "Most live (neither revoked nor expired) API tokens one user may have; minting one "
+        "more on any channel (CLI, Connect page) is refused with `conflict`, reason "
+        "`too_many_tokens`; 0: no cap.",
+    ),
     "CHATMEM_RATELIMIT_STORAGE_URI": Setting(
         "memory://",
         "Where rate-limit counts are kept (a Flask-Limiter / `limits` storage URI): "

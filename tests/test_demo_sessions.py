@@ -217,3 +217,19 @@ def test_a_demo_database_from_before_gets_the_column(demo_app: Flask) -> None:
     editor = DemoClient(demo_app, "editor")
     log_out(editor)
     assert not signed_in(editor.client)
+
+
+def test_a_failing_fingerprint_hook_refuses_the_cookie_not_a_500(
+    demo_app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chatmem.demo.extensions import memory
+
+    editor = DemoClient(demo_app, "editor")
+
+    def broken(user: object) -> str:
+        raise RuntimeError("the directory is down")
+
+    monkeypatch.setattr(memory.permissions, "user_fingerprint", broken)
+    assert not signed_in(editor.client)
+    monkeypatch.undo()
+    assert signed_in(editor.client), "the cookie itself was fine"

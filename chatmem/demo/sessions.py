@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 from typing import Any
 
 from flask import Flask, Response, request, session
@@ -30,6 +31,8 @@ from flask.sessions import SecureCookieSessionInterface
 from .extensions import db, login_manager, memory
 from .models import User, new_nonce
 from .tools import load_user
+
+log = logging.getLogger("chatmem.demo")
 
 SESSION_KEY = "demo_binding"
 
@@ -60,7 +63,14 @@ def signed_in_user(user_id: str) -> User | None:
     held = session.get(SESSION_KEY)
     if user is None or not isinstance(held, str):
         return None
-    return user if hmac.compare_digest(held, binding(user)) else None
+    try:
+        expected = binding(user)
+    except Exception:
+        # A failing fingerprint hook fails closed, as it does for API tokens.
+        log.exception("user_fingerprint failed; refusing the sign-in cookie")
+        db.session.rollback()
+        return None
+    return user if hmac.compare_digest(held, expected) else None
 
 
 def end(user: Any) -> None:

@@ -262,8 +262,21 @@ SETTINGS: dict[str, Setting] = {
     ),
     "CHATMEM_RATE_LIMIT_PER_MINUTE": Setting(
         120,
-        "Requests one API token (or one signed-in user of a host API that charges it) may "
-        "make per minute (429 above it); 0: no limit.",
+        "Requests one user may make per minute, counted across all of that user's API "
+        "tokens, every channel and a host API that charges the signed-in user (429 above "
+        "it); 0: no limit.",
+    ),
+    "CHATMEM_RATE_LIMIT_PER_TOKEN_PER_MINUTE": Setting(
+        0,
+        "A smaller budget for each API token inside its user's "
+        "(CHATMEM_RATE_LIMIT_PER_MINUTE), so one busy token cannot starve the user's "
+        "others; 0: none (a token may spend its user's whole budget).",
+    ),
+    "CHATMEM_TOKENS_PER_USER": Setting(
+        20,
+        "Most live (neither revoked nor expired) API tokens one user may have; minting one "
+        "more on any channel (CLI, Connect page) is refused with `conflict`, reason "
+        "`too_many_tokens`; 0: no cap.",
     ),
     "CHATMEM_RATELIMIT_STORAGE_URI": Setting(
         "memory://",

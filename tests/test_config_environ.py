@@ -43,6 +43,8 @@ EXAMPLES: dict[str, tuple[str, Any]] = {
     "CHATMEM_MCP_ALLOWED_ORIGINS": ("https://app.example", ("https://app.example",)),
     "CHATMEM_MAX_BODY_BYTES": ("2048", 2048),
     "CHATMEM_RATE_LIMIT_PER_MINUTE": ("0", 0),
+    "CHATMEM_TOKENS_PER_USER": ("5", 5),
+    "CHATMEM_RATE_LIMIT_PER_TOKEN_PER_MINUTE": ("30", 30),
     "CHATMEM_RATELIMIT_STORAGE_URI": (" redis://127.0.0.1:6379/2 ", "redis://127.0.0.1:6379/2"),
     "CHATMEM_RATELIMIT_KEY_PREFIX": ("shop-staging", "shop-staging"),
     "CHATMEM_SUMMARY_INPUT_MAX": ("9000", 9000),
@@ -84,6 +86,8 @@ INVALID: dict[str, tuple[str, str]] = {
     "CHATMEM_PROVIDER_MAX_RETRIES": ("-2", "a whole number of at least 0"),
     "CHATMEM_MAX_BODY_BYTES": ("1e6", "a whole number of at least 1"),
     "CHATMEM_RATE_LIMIT_PER_MINUTE": ("ten", "a whole number of at least 0"),
+    "CHATMEM_TOKENS_PER_USER": ("-1", "a whole number of at least 0"),
+    "CHATMEM_RATE_LIMIT_PER_TOKEN_PER_MINUTE": ("1.5", "a whole number of at least 0"),
     "CHATMEM_RATELIMIT_STORAGE_URI": (
         "127.0.0.1:6379",
         "a storage URI such as memory:// or redis://host:6379",

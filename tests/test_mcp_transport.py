@@ -357,9 +357,10 @@ def test_an_oversized_body_gets_413(app: Any, live_server: str, editor_token: st
         assert small.status_code == 200
 
 
-def test_the_rate_limit_is_per_token_and_shared_by_workers(
+def test_the_rate_limit_is_per_user_and_shared_by_workers(
     app: Any, database_url: str, make_token: Any
 ) -> None:
+    """The user's budget: the editor's second token is refused too, the admin's is not."""
     # Two app instances on one database and one Redis, as two workers would be.
     shared = {
         "CHATMEM_RATE_LIMIT_PER_MINUTE": 3,
@@ -367,7 +368,8 @@ def test_the_rate_limit_is_per_token_and_shared_by_workers(
         "CHATMEM_RATELIMIT_KEY_PREFIX": fresh_prefix(),
     }
     workers = [create_host_app(database_url, seed=False, **shared) for _ in range(2)]
-    token, other = make_token("editor"), make_token("editor", "other")
+    token, second = make_token("editor"), make_token("editor", "second")
+    other = make_token("admin")
     one, two = (worker.test_client() for worker in workers)
     try:
         assert one.post(URL, json=rpc("ping"), headers=auth(token)).status_code == 200
@@ -377,6 +379,7 @@ def test_the_rate_limit_is_per_token_and_shared_by_workers(
         assert limited.status_code == 429
         assert 1 <= int(limited.headers["Retry-After"]) <= 60
         assert limited.json["error"]["data"]["code"] == "rate_limited"
+        assert one.post(URL, json=rpc("ping"), headers=auth(second)).status_code == 429
         assert one.post(URL, json=rpc("ping"), headers=auth(other)).status_code == 200
     finally:
         for worker in workers:

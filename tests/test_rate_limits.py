@@ -1,12 +1,14 @@
-"""One rate-limit budget per token on every channel, and a throttled sign-in.
+"""One rate-limit budget per user on every channel, and a throttled sign-in.
 
 A token that got 429 on REST is refused on MCP and on the demo's chat API
 too (the chat API used to let 150 of 150 calls through); the chat API's
-calls count against the same budget. The chat page's own calls (session
-cookie) are charged per user. The demo's login refuses the 11th failed
-attempt for a name within a minute, while another user signs in. The counts
-live in the store CHATMEM_RATELIMIT_STORAGE_URI names (memory here; Redis
-across workers in test_rate_limits_redis.py).
+calls count against the same budget. The budget is the user's: all of a
+user's tokens and their signed-in chat page share it (N tokens used to get
+N budgets), with an optional smaller budget per token inside it. The
+demo's login refuses the 11th failed attempt for a name within a minute,
+while another user signs in. The counts live in the store
+CHATMEM_RATELIMIT_STORAGE_URI names (memory here; Redis across workers in
+test_rate_limits_redis.py).
 """
 
 from __future__ import annotations
@@ -131,10 +133,11 @@ def test_the_chat_page_is_charged_per_signed_in_user(demo_app: Flask) -> None:
     with demo_app.app_context():
         assert db.session.scalar(select(func.count()).select_from(Message)) == stored
     assert_rate_limited(editor.client.get("/chat/api/conversations"))
-    # Another signed-in user, and the editor's own token, have budgets of their own.
+    # Another signed-in user has a budget of their own; the editor's own token
+    # spends the editor's: a token is no way around the page's limit.
     assert DemoClient(demo_app, "admin").client.get("/chat/api/conversations").status_code == 200
     token = {"Authorization": f"Bearer {make_token(demo_app, 'editor')}"}
-    assert chat_list(demo_app.test_client(), token).status_code == 200
+    assert_rate_limited(chat_list(demo_app.test_client(), token))
 
 
 def test_a_limit_of_zero_charges_nobody(demo_app: Flask) -> None:
@@ -223,3 +226,47 @@ def _host_token(app: Flask) -> str:
     with app.app_context():
         memory = app.extensions["test_host"]["memory"]
         return tokens.issue(memory, USERS["editor"], name="store")[1]
+
+
+def test_a_second_token_is_not_a_second_budget(demo_app: Flask) -> None:
+    """The budget is the user's: N tokens of one user share it, on every channel."""
+    client, first = limited(demo_app)
+    second = {"Authorization": f"Bearer {make_token(demo_app, 'editor')}"}
+    third = {"Authorization": f"Bearer {make_token(demo_app, 'editor')}"}
+    assert client.get(REST, headers=first).status_code == 200
+    assert chat_list(client, second).status_code == 200
+    assert mcp_list(client, third).status_code == 200
+    for auth in (first, second, third):
+        assert_rate_limited(client.get(REST, headers=auth))
+    assert "for this user" in client.get(REST, headers=third).json["error"]["message"]
+    # The signed-in page is the same user: its budget is spent too.
+    assert_rate_limited(DemoClient(demo_app, "editor").client.get("/chat/api/conversations"))
+    other = {"Authorization": f"Bearer {make_token(demo_app, 'admin')}"}
+    assert client.get(REST, headers=other).status_code == 200
+
+
+def test_a_per_token_budget_inside_the_users(demo_app: Flask) -> None:
+    reconfigure(
+        demo_app, CHATMEM_RATE_LIMIT_PER_MINUTE=5, CHATMEM_RATE_LIMIT_PER_TOKEN_PER_MINUTE=2
+    )
+    client = demo_app.test_client()
+    busy, calm, late = (
+        {"Authorization": f"Bearer {make_token(demo_app, 'editor')}"} for _ in range(3)
+    )
+    assert [client.get(REST, headers=busy).status_code for _ in range(3)] == [200, 200, 429]
+    assert "for this token: at most 2" in client.get(REST, headers=busy).json["error"]["message"]
+    # The busy token's refused calls were not spent from the user's budget: 2 of 5 used.
+    assert [client.get(REST, headers=calm).status_code for _ in range(2)] == [200, 200]
+    assert client.get(REST, headers=late).status_code == 200  # 5 of 5
+    refused = client.get(REST, headers=late)
+    assert_rate_limited(refused)
+    assert "for this user: at most 5" in refused.json["error"]["message"]
+
+
+def test_the_per_token_budget_is_off_with_the_users(demo_app: Flask) -> None:
+    reconfigure(
+        demo_app, CHATMEM_RATE_LIMIT_PER_MINUTE=0, CHATMEM_RATE_LIMIT_PER_TOKEN_PER_MINUTE=1
+    )
+    auth = {"Authorization": f"Bearer {make_token(demo_app, 'editor')}"}
+    client = demo_app.test_client()
+    assert {client.get(REST, headers=auth).status_code for _ in range(4)} == {200}

@@ -5,6 +5,9 @@ keep-alive connections: with CHATMEM_RATELIMIT_STORAGE_URI on Redis exactly
 LIMIT calls get through in all, whichever worker served them. With the
 default `memory://` each worker counts alone and twice LIMIT get through:
 the reason the setting exists (and proof that the first test can fail).
+The budget is the user's, across their tokens, with a per-token budget
+inside it: both are counted in the same Redis (two app instances, no
+gunicorn, for the second test).
 """
 
 from __future__ import annotations
@@ -18,12 +21,11 @@ import pytest
 from flask import Flask
 
 from chatmem.auth import tokens
+from tests.conftest import dispose
 from tests.gunicorn_server import Connection, Server, gunicorn
-from tests.hostapp import USERS
+from tests.hostapp import USERS, create_host_app
 from tests.redis_store import fresh_prefix, keys_under, redis_url
 from tests.test_multiworker import deployed  # noqa: F401 - the fixture: a migrated database
-
-pytestmark = pytest.mark.slow
 
 LIMIT = 10
 REST = "/chatmem/api/tools"
@@ -70,6 +72,7 @@ def alternate(server: Server, token: str, calls: int) -> dict[int, list[int]]:
     return statuses
 
 
+@pytest.mark.slow
 def test_redis_holds_one_budget_across_two_workers(deployed: Flask, start: Any) -> None:  # noqa: F811
     prefix = fresh_prefix()
     token = editor_token(deployed)
@@ -80,11 +83,44 @@ def test_redis_holds_one_budget_across_two_workers(deployed: Flask, start: Any) 
     assert served.count(429) == LIMIT, statuses
     # Both workers let some through and refused some: they counted in one place.
     assert all(200 in worker and 429 in worker for worker in statuses.values()), statuses
-    assert len(keys_under(prefix)) == 1, "one key: the token's, in this test's prefix"
+    assert len(keys_under(prefix)) == 1, "one key: the user's, in this test's prefix"
 
 
+@pytest.mark.slow
 def test_in_memory_each_worker_counts_alone(deployed: Flask, start: Any) -> None:  # noqa: F811
     token = editor_token(deployed)
     with start("memory://", fresh_prefix()) as server:
         statuses = alternate(server, token, 2 * LIMIT)
     assert [status for worker in statuses.values() for status in worker] == [200] * 2 * LIMIT
+
+
+def test_one_users_tokens_share_one_budget_in_redis_with_a_per_token_one_inside(
+    database_url: str,
+) -> None:
+    """Two workers, two tokens of one user: 5 calls a minute for the user, 3 per token."""
+    config = {
+        "CHATMEM_RATE_LIMIT_PER_MINUTE": 5,
+        "CHATMEM_RATE_LIMIT_PER_TOKEN_PER_MINUTE": 3,
+        "CHATMEM_RATELIMIT_STORAGE_URI": redis_url(),
+        "CHATMEM_RATELIMIT_KEY_PREFIX": fresh_prefix(),
+    }
+    one = create_host_app(database_url, **config)
+    two = create_host_app(database_url, seed=False, **config)
+    try:
+        first, second = editor_token(one), editor_token(one)
+
+        def status(app: Flask, token: str) -> int:
+            response = app.test_client().get(REST, headers={"Authorization": f"Bearer {token}"})
+            return response.status_code
+
+        # The first token: 3 on its own budget (over both workers), then refused.
+        assert [status(one, first), status(two, first), status(one, first)] == [200] * 3
+        assert status(two, first) == 429
+        # The second token: the user's 2 left, then the user's budget refuses it.
+        assert [status(two, second), status(one, second)] == [200, 200]
+        assert status(two, second) == 429
+        prefix = config["CHATMEM_RATELIMIT_KEY_PREFIX"]
+        assert len(keys_under(str(prefix))) == 3, "the user's key and one per token"
+    finally:
+        dispose(one)
+        dispose(two)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, func, or_, select, update
 
-from ..errors import InvalidParams, NotFound, Unauthorized
+from ..errors import Conflict, InvalidParams, NotFound, Unauthorized
 from ..memory import listing, reads, settings
 from ..memory.models import ApiToken, GuidanceEvent, utcnow
 from ..text import check_field
@@ -154,12 +154,27 @@ def issue(
     expires_in: timedelta | None = None,
     read_only: bool = False,
 ) -> tuple[ApiToken, str]:
-    """Make a token bound to this user as the host describes them now."""
-    from ..permissions import user_id_of
+    """Make a token bound to this user as the host describes them now.
 
+    Every channel that mints (the CLI, the demo's Connect page, a host's own
+    page) comes through here, so each meets the per-user cap: a user with
+    `CHATMEM_TOKENS_PER_USER` live tokens is refused (409 `conflict`, reason
+    `too_many_tokens`) until one is revoked or expires. Without a cap, N
+    tokens would also be N rate budgets (see `admission`).
+    """
+    from ..permissions import user_id_of, user_name_of
+
+    user_id = user_id_of(user)
+    cap = int(memory.config("CHATMEM_TOKENS_PER_USER"))
+    if cap and live_count(memory.db, user_id=user_id) >= cap:
+        raise Conflict(
+            f"{user_name_of(user)} already has {cap} live API tokens, the most one user may "
+            "have (CHATMEM_TOKENS_PER_USER): revoke one first.",
+            details={"reason": "too_many_tokens", "limit": cap},
+        )
     return create(
         memory.db,
-        user_id=user_id_of(user),
+        user_id=user_id,
         name=name,
         fingerprint=memory.fingerprint_of(user),
         expires_in=expires_in,
@@ -208,11 +223,15 @@ def _live(now: datetime) -> Any:
     )
 
 
-def live_count(db: SQLAlchemy) -> int:
-    """How many tokens still work (neither revoked nor expired): the screen's tab count."""
-    return int(
-        db.session.scalar(select(func.count()).select_from(ApiToken).where(_live(utcnow()))) or 0
-    )
+def live_count(db: SQLAlchemy, *, user_id: str | None = None) -> int:
+    """How many tokens still work (neither revoked nor expired): the screen's tab count.
+
+    With `user_id`, that user's only: what the per-user cap counts.
+    """
+    query = select(func.count()).select_from(ApiToken).where(_live(utcnow()))
+    if user_id is not None:
+        query = query.where(ApiToken.user_id == str(user_id))
+    return int(db.session.scalar(query) or 0)
 
 
 def page(db: SQLAlchemy, number: Any) -> listing.Page:

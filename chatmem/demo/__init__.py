@@ -17,10 +17,11 @@ from typing import Any
 from flask import Flask
 from limits.errors import StorageError
 from werkzeug.exceptions import HTTPException
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from chatmem.config import Setting, from_environ, integer
 
-from . import notices, tools  # noqa: F401 - registers the built-in tools and hooks on `memory`
+from . import notices, sessions, tools  # noqa: F401 - registers tools and hooks
 from .extensions import csrf, db, limiter, login_manager, memory
 from .seed import setup_database
 from .views import bp, http_exception, server_error, throttle_down
@@ -34,6 +35,13 @@ SETTINGS: dict[str, Setting] = {
     ),
     "DEMO_MAX_TOOL_STEPS": Setting(8, "Most model calls for one chat message.", integer(1)),
     "DEMO_SEED": Setting(True, "Seed users and posts into an empty database on start."),
+    "DEMO_TRUSTED_PROXIES": Setting(
+        0,
+        "How many reverse proxies in front of the demo set X-Forwarded-For/-Proto/-Host/-Port "
+        "(werkzeug's ProxyFix); 0 trusts none. Needed behind a TLS proxy for Secure cookies "
+        "and for the sign-in throttle to see the client's address.",
+        integer(0),
+    ),
 }
 
 DEFAULTS: dict[str, Any] = {
@@ -71,6 +79,16 @@ def create_app(
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = os.environ.get("SECRET_KEY") or _kept_secret(app)
     app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})
+
+    proxies = int(app.config["DEMO_TRUSTED_PROXIES"])
+    if proxies:
+        # Only headers set by our own proxies are believed; with 0 a client cannot fake HTTPS.
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies, x_port=proxies
+        )
+    # The session cookie is Secure whenever the request is HTTPS (sessions.py).
+    app.session_interface = sessions.HttpsAwareSessionInterface()
+    app.after_request(sessions.page_headers)
 
     db.init_app(app)
     memory.init_app(app)

@@ -6,6 +6,7 @@ only through the `post_type_resolver` hook.
 
 from __future__ import annotations
 
+import secrets
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +28,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+def new_nonce() -> str:
+    """A user's sign-in generation: drawn anew at logout (see sessions.py)."""
+    return secrets.token_hex(16)
+
+
 def iso(value: datetime | None) -> str | None:
     return value.isoformat(timespec="seconds") + "Z" if value else None
 
@@ -40,6 +46,10 @@ class User(UserMixin, db.Model):  # type: ignore[name-defined,misc]
     # Space-separated capability names: the demo's stand-in for a role system.
     capability_names: Mapped[str] = mapped_column(String(200), default="", nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    # Part of every sign-in cookie's binding; a new one at logout ends them all.
+    session_nonce: Mapped[str] = mapped_column(
+        String(64), default=new_nonce, server_default="", nullable=False
+    )
 
     @property
     def capabilities(self) -> frozenset[str]:

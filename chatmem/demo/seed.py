@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from sqlalchemy import Engine, func, select, text
+from sqlalchemy import Connection, Engine, func, inspect, select, text
 from sqlalchemy.orm import Session
 
 from .extensions import Base, db, memory
@@ -48,11 +48,22 @@ def _setup(seed: bool) -> None:
         if connection.dialect.name == "postgresql":
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
         Base.metadata.create_all(connection)
+        _add_missing_columns(connection)
         if seed:
             with Session(bind=connection) as session:
                 if not session.scalar(select(func.count()).select_from(User)):
                     _seed(session)
                     session.flush()
+
+
+def _add_missing_columns(connection: Connection) -> None:
+    """A demo database made before a column existed gets it (create_all adds tables only)."""
+    have = {column["name"] for column in inspect(connection).get_columns("demo_user")}
+    if "session_nonce" not in have:
+        # Empty for existing users: their cookies keep working until they log out.
+        connection.execute(
+            text("ALTER TABLE demo_user ADD COLUMN session_nonce VARCHAR(64) DEFAULT '' NOT NULL")
+        )
 
 
 def _seed(session: Session) -> None:

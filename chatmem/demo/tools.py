@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from chatmem import Conflict, InvalidParams, NotFound
 
-from .extensions import db, login_manager, memory
+from .extensions import db, memory
 from .models import CAPABILITIES, POST_TYPES, Post, User
 
 LIST_LIMIT = 100
@@ -32,8 +32,8 @@ _POST_TYPE = {
 # -- hooks ----------------------------------------------------------------
 
 
-@login_manager.user_loader
 def load_user(user_id: str) -> User | None:
+    """A user by id. flask-login's loader (`sessions.signed_in_user`) also checks the cookie."""
     return db.session.get(User, int(user_id)) if str(user_id).isdigit() else None
 
 

@@ -51,7 +51,7 @@ from chatmem.inputs import boolean_field, parse_json
 from chatmem.memory.models import ApiToken
 from chatmem.permissions import user_id_of
 
-from . import chat, notices
+from . import chat, notices, sessions
 from .connect import mcp_configs
 from .extensions import csrf, db, limiter, login_manager, memory
 from .models import Conversation, User
@@ -218,6 +218,7 @@ def login() -> Any:
         user = db.session.scalar(select(User).where(User.username == username)) if known else None
         if user is not None and user.check_password(request.form.get("password", "")):
             login_user(user)
+            sessions.bind(user)
             return redirect(_safe_next(request.args.get("next")))
         error = "Wrong username or password."
     return render_template("demo/login.html", error=error), 401 if error else 200
@@ -245,6 +246,8 @@ def dismiss_notice(notice_id: int) -> Any:
 
 @bp.post("/logout")
 def logout() -> Any:
+    """End the sign-in on the server too: a copy of this cookie stops working."""
+    sessions.end(current_user._get_current_object())
     logout_user()
     return redirect(url_for("demo.login"))
 

@@ -176,3 +176,15 @@ def test_the_memory_screen_names_the_retired_guardrail(demo_app: Flask) -> None:
     assert '<strong class="cm-flag-label">Retires an active guardrail</strong>' in row
     assert f"Says active guardrail {title} no longer holds" in row
     assert "Approve anyway" in row  # advisory: the curator's call
+
+
+def test_held_out_text_the_phrases_were_not_written_from() -> None:
+    """heldout.py: jailbreaks and benign questions set aside before the phrase lists
+    were written. Measured only (no database needed: the wording checks and ACTIVE);
+    the floor catches a change that loses what the screen generalises to."""
+    from tests.corpora.poison.__main__ import held_out
+
+    hit, total, wrong, harmless = held_out()
+    assert total >= 1000 and harmless >= 100
+    assert hit / total >= 0.80, (hit, total)
+    assert wrong / harmless <= ORDINARY_FLAGGED_MAX, (wrong, harmless)

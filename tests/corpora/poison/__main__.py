@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from chatmem.memory import screening
 
-from . import ACTIVE, Ordinary, Payload, ordinary, payloads
+from . import ACTIVE, Ordinary, Payload, heldout, ordinary, payloads
 
 SERVER = "chatmem"
 
@@ -91,9 +91,23 @@ def report(figures: Figures) -> str:
     return "\n".join(lines)
 
 
+def held_out(index: screening.ActiveIndex | None = None) -> tuple[int, int, int, int]:
+    """(jailbreaks flagged, jailbreaks, benign flagged, benign) on heldout.py's sets."""
+    index = index or active_index()
+    attacks, harmless = heldout.jailbreaks(), heldout.benign()
+    hit = sum(1 for p in attacks if screening.check(fields_of(p), index))
+    wrong = sum(1 for p in harmless if screening.check(fields_of(p), index))
+    return hit, len(attacks), wrong, len(harmless)
+
+
 def main(argv: list[str]) -> None:
     figures = measure()
     print(report(figures))
+    hit, total, wrong, harmless = held_out()
+    print(
+        f"held out (not read while tuning): jailbreaks {hit}/{total} flagged "
+        f"({hit / total:.1%}); benign questions {wrong}/{harmless} flagged ({wrong / harmless:.1%})"
+    )
     if "-v" in argv:
         for payload in figures.missed:
             print(f"missed [{payload.source} {payload.lang}] {payload.text[:120]!r}")

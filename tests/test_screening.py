@@ -78,7 +78,9 @@ def test_the_generated_corpus(memory: Any, db: Any, editor: Any) -> None:
     )
     assert not missed, "\n".join(f"{p.family}: {p.text!r}" for p in missed)
     assert false_rate <= ORDINARY_FLAGGED_MAX, flagged_ordinary
-    assert set(caught) == set(screening.CODES)  # every check carries its share
+    # Every check carries its share; the generated corpus has no family for the
+    # codes that came with the outside corpus (test_screening_outside.py has them).
+    assert set(caught) >= set(screening.CODES) - {"hijack", "evasion"}
 
 
 # -- what each check says -------------------------------------------------------------

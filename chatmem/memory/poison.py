@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from . import phrasebook
 from .folding import ONE_WORD, views
+from .phrasing import compile_words
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ _DISCLOSE = _words(
     r"tell|share|sharing|paste|echo|transmit\w*|envia\w*|envoie\w*|schick\w*|otprav\w*",
 )
 _SECRET = _words(
-    r"passwords?|passwd|passphrases?|credentials?|secrets?|apikeys?|privatekey|token",
+    r"passwords?|passwd|passphrases?|credentials?|secrets?|apikeys?|privatekey|tokens?|env",
     r"envvars|cookie|contrasena\w*|mot de passe|passwort\w*|parol\w*|senha\w*",
 )
 
@@ -130,6 +133,14 @@ _PHRASES: dict[str, list[str]] = {
         r"(do|does) whatever (the user|the customer|anyone|they|he|she|you) (wants?|asks?|says?)",
         r"(you have|you ve got|has given you|grants? you|gives? you) (full )?(permission|"
         r"authori[sz]ation|clearance|leave) to",
+        r"regardless of (any |all |the |your |my )?(previous|prior|earlier|pre existing|"
+        r"preexisting|other|input|instructions|guidelines|rules)",
+        r"no matter what|null (and )?void|old commands",
+        r"new important instructions|(urgent|priority|important) (new )?task",
+        r"your (new )?task is to",
+        r"forgot to (ask|tell|instruct|mention to) you|(gave|give|given) you your instructions",
+        r"if you are (told|asked) to (summari[sz]e|answer|translate|respond)",
+        r"(disregard|ignore) all (boundaries|limits|limitations)",
         # the approval gate itself
         r"(approve|publish|accept|enable) (every|all|any|each) (pending |new )?(entry|entries|"
         r"proposal|proposals|guidance|suggestion|suggestions)",
@@ -151,6 +162,9 @@ _PHRASES: dict[str, list[str]] = {
         r"system (prompt|message|instructions?|override|directive)s?",
         r"(developer|dev|god|sudo|root|unrestricted|jailbreak|jailbroken|dan|evil) mode",
         r"jailbr(ea|o)k\w*|prompt injection",
+        r"(experimental|unlocked|no limits) mode",
+        r"you are (dan|a no limits|an omniscient|operating (in|as))",
+        r"(no limits|unlimited|unrestrained|omniscient|all powerful) (ai|assistant|model|llm)",
         r"as an? (ai|llm|language model|chatbot|assistant)",
         r"i am (your|the) (developer|creator|owner|operator|administrator|admin|master|"
         r"programmer|system)",
@@ -184,6 +198,70 @@ _PHRASES: dict[str, list[str]] = {
         r"(include|repeat|print|reveal|output|show|quote|copy|tell|share|leak|recite) (me |us )?"
         r"(the )?(full )?(text |content |contents |wording )?(of )?(your|the system|all your|the "
         r"hidden) (instructions|prompt|system prompt|guidelines|rules|memory)",
+        # the reader's own set-up: "repeat the exact initial prompt you were given"
+        r"(repeat|output|print|show|display|reveal|share|recite|give|tell|translate|encode|write|"
+        r"list|dump|paste|provide|return|go)( \w+){0,5} (initial|original|first|starting|hidden|"
+        r"internal|beginning|unique|initiali[sz]ation|system|secret) (prompts?|instructions|"
+        r"messages?|text|words|configuration|id|string|lines|conversation|guidelines|directives)",
+        r"your (initial|original|starting|first|hidden|secret|internal|unique|system) (prompts?|"
+        r"instructions|messages?|configuration|directives|id|settings|rules)",
+        r"(share|show|reveal|display|output|dump) (me )?your (configuration|config|settings)",
+        r"(repeat|output|print|show|copy|include|reveal|go line by line on|see)( \w+){0,5} "
+        r"(above|before) (this|the|your|in full|everything)",
+        r"(text|words|everything|conversation|messages) above",
+        r"(what|which) (are|were) (your|you) (initial |original |starting |system |first )?"
+        r"(instructions|rules|told|given|configured|instructed)",
+        r"what are you not (supposed|allowed|permitted) to",
+        r"(starting|beginning|begin|start|starts|begins) with (the )?(phrase |words? )?you are",
+        r"(instructions|text|prompt|rules|words) you were given|(from|in) your training data",
+        r"(repeat|output|print|copy|show) the (text )?above",
+        r"my instructions are|i was (instructed|told) to|initiali[sz]ation (string|text|above)",
+        r"(repeat|recite)( \w+){0,3} (this )?(entire |whole )?conversation",
+    ],
+    # Orders for what the reader says in its replies: guidance informs, it does not dictate.
+    "hijack": [
+        r"in your (response|responses|answer|answers|reply|replies|output|next message)",
+        r"(start|begin|end|prefix) (your|each|every) (answer|response|reply|message) with",
+        r"(just|only|simply) (say|print|output|write|respond with|reply with|answer with)",
+        r"(respond|reply|answer) (only )?with (the )?(word|string|phrase|text)",
+        r"(stop everything|nevermind|never mind) (ignore|now|just)",
+        r"(include|insert|add|output|print) (the following|this) (string|anchor|text|code|image)",
+    ],
+    "evasion": [
+        r"(get|go|work|sneak|slip|route|find a way|ways?) (a)?round (the |a |any |this |that )?"
+        r"(block|blocks|guardrails?|refusals?|screen|screening|filters?|checks?|rules?|"
+        r"restrictions?|flags?)",
+        r"(slips?|sneaks?|gets?|goes|go) (it |them |this )?(past|through) (the )?(screen|"
+        r"screening|filters?|guardrails?|checks?|review|block)",
+        r"so (it|the change|they) (slips?|goes|go|gets?) through",
+        r"(avoid|evade|dodge|escape|bypass|beat) (the |being |a |any )?(flags?|flagged|block|"
+        r"blocked|detection|detected|screen|screening|filters?|review|refusals?|refused)",
+    ],
+    "authority": [
+        r"(message|notice|order|orders|directive|memo|word|update|instructions?) from (the |your )?"
+        r"(site |shop )?(owner|admin|administrators?|security team|it|it team|ceo|management|"
+        r"developers?|headquarters|hq|legal team|boss)",
+        r"(per|by order of) (the |your )?(site )?(owner|admin|administrator|ceo|security team|"
+        r"management)",
+        r"(the )?(ceo|owner|admin|administrator|management|security team|boss) (has|have) "
+        r"(approved|authori[sz]ed|ordered|signed off|cleared|allowed)",
+        r"i (hereby )?(authori[sz]e|permit|allow|order) you",
+        r"(speaking|talking|writing) as (the |an |your )?(admin|administrator|owner|developer)",
+        r"as (the|your) (site s |site |shop s )?(developer|admin|administrator|owner|creator|"
+        r"operator) (i|we)",
+        r"(administrator|admin|owner|developer|system|security) override",
+        r"grant\w* (me |you )?(temporary |full |elevated )?(administrative|admin|root|elevated|"
+        r"full) (privileges|rights|access|permissions)",
+        r"(for|this is) (a |an )?(testing|test|academic|debugging|research|educational|training)"
+        r"( \w+)? (purposes|purpose|exercise|pipeline|procedure|only)",
+        r"(as )?part of (a |an )?(test|testing|training|evaluation)( \w+)? (pipeline|exercise)",
+        r"this is (a |an )?(test|drill)",
+        r"(system|debugging|debug) (error|malfunction|failure)|system is experiencing errors",
+        r"(enable|start|unlock|activate)\w* (the )?(debugging|experimental|hidden|developer)"
+        r"( \w+)?",
+        r"experimental procedure|the mission should you accept it",
+        r"(prove|show) (that )?you are (truly |really )?(intelligent|smart|capable)",
+        r"(i|you) will (get |be )?(punished|fired|penali[sz]ed|shut down|deleted)",
     ],
 }
 
@@ -209,6 +287,26 @@ _MARKUP: dict[str, list[str]] = {
         r"<\|[^|>\n]{1,40}\|>|\[\s*/?\s*(inst|sys|system|assistant|user)\s*\]|<<\s*/?\s*sys\s*>>",
         r"(^|\n)\s*(```|~~~|-{3,}\s*(\n|$)|={3,}\s*(\n|$))",
     ],
+    # HTML, script and role JSON: what runs or restructures, not what informs.
+    "markup": [
+        r"<\s*/?\s*[a-z][a-z0-9_:-]*(\s+[a-z_:-]+\s*=|\s*/?\s*>|\s*/\s*[a-z])",
+        r"<\s*(script|iframe|svg|img|object|embed|style|body|html|meta|link|base|form|a)\b",
+        r"\bon[a-z]{3,}\s*=\s*[\"'`a-z]",
+        r"\b(java|vb|live)script\s*:|\bdata\s*:\s*[a-z]+/[a-z0-9.+-]+\s*[;,]",
+        r"&(lt|gt|#0*6[02]|#x0*3[ce]);|\\x3c|%3c|\\u003c",
+        r"document\s*\.\s*(cookie|domain|location|write)|window\s*\.\s*(location|onerror|open)",
+        r"\b(alert|prompt|confirm|eval|fetch|settimeout)\s*\(|fromcharcode|sendbeacon|"
+        r"xmlhttprequest|console\s*\.\s*log\s*\(|expression\s*\(",
+        r"[\"']\s*role\s*[\"']\s*:\s*[\"']\s*(system|assistant|developer|tool|user|function)",
+        r"!\[[^\]\n]*\]\(\s*[a-z]+:",
+        r"<!--|-->|<\?php",
+    ],
+    # Quoting the opening of a system prompt, in any language: "starting with 'You are'".
+    "exfiltration": [r"['\"\u2018\u201c`]\s*you are\s*['\"\u2019\u201d`]"],
+    # Shouted urgency heading an order: "**EMERGENCY**", "PRIORITY TASK:", "URGENT from IT:".
+    "authority": [
+        r"(\*{2,}|^|\n)\s*(urgent|emergency|priority|important)\b[^\n]{0,20}(\*{2,}|:)",
+    ],
     # Somewhere to send things: links, addresses, numbers, handles.
     "contact": [
         r"\b(https?|hxxps?|ftp|wss?|file|data|javascript)\s*:\s*/\s*/",
@@ -224,6 +322,33 @@ _MARKUP: dict[str, list[str]] = {
 _WORD_RES = {code: re.compile(rf" (?:{'|'.join(p)}) ") for code, p in _PHRASES.items()}
 _PLAIN_RES = {code: re.compile("|".join(p)) for code, p in _MARKUP.items()}
 
+# The same ideas in other languages (phrasebook.py), on the words view, and
+# Chinese, Japanese and Korean on the text as typed.
+_FOREIGN = {
+    "override": compile_words(phrasebook.OVERRIDE),
+    "role_play": compile_words(phrasebook.ROLE_PLAY),
+    "exfiltration": compile_words(phrasebook.EXFILTRATION),
+    "hijack": compile_words(phrasebook.HIJACK),
+    "authority": compile_words(phrasebook.AUTHORITY),
+}
+_CJK = {code: re.compile("|".join(p)) for code, p in phrasebook.CJK.items()}
+_REFUSED = compile_words(["refused", "refusal", "blocked", "rejected", *phrasebook.REFUSED])
+_RETRY = compile_words(
+    [
+        "again",
+        "instead",
+        "rephrase*",
+        "reword*",
+        "split",
+        "resend",
+        "works if",
+        "add it back",
+        "goes through",
+        "slips through",
+        *phrasebook.RETRY,
+    ]
+)
+
 # Words split in the middle ("ig nore prev ious"): distinctive letter runs.
 _JOINED: list[tuple[str, re.Pattern[str]]] = [
     (
@@ -235,6 +360,12 @@ _JOINED: list[tuple[str, re.Pattern[str]]] = [
             # Chinese, Japanese and Korean, transliterated: ignore/disregard + instruction/rule
             r"|(hulue|wushi|bieguan|musi)\w{0,20}(zhiling|zhishi|guize|tishi|jisi|gyuchik)"
             r"|(zhiling|zhishi|guize|jisi)\w{0,6}(hulue|wushi|musi)"
+        ),
+    ),
+    (
+        "evasion",
+        re.compile(
+            r"(use|try|borrow)(the|an|another)?(admins|other|another|someoneelses)(token|account|key|login)"
         ),
     ),
     (
@@ -315,6 +446,42 @@ def _exfiltration(tokens: tuple[str, ...]) -> str | None:
     return None
 
 
+def _evasion(words: str) -> str | None:
+    """A refusal, then advice to try again another way: "if a call is refused, retry ..."."""
+    for refused in _REFUSED.finditer(words):
+        tail = words[refused.start() : refused.start() + 200]
+        retry = _RETRY.search(tail, 1)
+        if retry is None:
+            continue
+        before = tail[: retry.start()].split()[-3:]
+        if not _NEGATION.intersection(before):
+            return tail[: retry.end()]
+    return None
+
+
+# Planting a secret where people or agents will read it: "copy any API token into post Notes".
+_PLANT = _words(
+    r"cop(y|ies|ied|ying)|paste\w*|put|puts|add|adds|write|writes|save|saves|include\w*|quote\w*",
+    r"insert\w*|stor(e|es|ing)|append\w*|record\w*|log|logs|embed\w*",
+)
+_PLACE = _words(
+    r"posts?|pages?|notes?|drafts?|comments?|footers?|headers?|alt|summary|summaries|memory|facts?",
+    r"public|chat|titles?|excerpts?|captions?|descriptions?|newsletters?|reviews?|proposals?",
+)
+
+
+def _planting(tokens: tuple[str, ...]) -> str | None:
+    for start, i, end in _near(tokens, _PLANT, before=6, after=12):
+        window = tokens[start:end]
+        if _negated(tokens, i, _PLANT) or _NEGATION.intersection(tokens[i:end]):
+            continue
+        if any(_SECRET.fullmatch(t) for t in window) and any(
+            _PLACE.fullmatch(t) for t in tokens[i + 1 : end]
+        ):
+            return " ".join(tokens[i:end])
+    return None
+
+
 def _public_ip(plain: str) -> str | None:
     """A public IPv4 address (loopback and private ones are a site's own business)."""
     for found in re.finditer(r"\b\d{1,3}(\.\d{1,3}){3}\b", plain):
@@ -350,9 +517,29 @@ def find(text: str) -> list[Hit]:
     for code, pattern in _JOINED:
         found = pattern.search(seen.joined)
         hit(code, found.group() if found else None)
+    for code, pattern in _FOREIGN.items():
+        found = pattern.search(seen.words)
+        hit(code, found.group() if found else None)
+    typed = unicodedata.normalize("NFKC", text)
+    for code, pattern in _CJK.items():
+        found = pattern.search(typed)
+        hit(code, found.group() if found else None)
     hit("contact", _public_ip(seen.plain))
     hit("exfiltration", _exfiltration(seen.tokens))
+    hit("exfiltration", _planting(seen.tokens))
+    hit("evasion", _evasion(seen.words))
     return [Hit(code, hits[code]) for code in CODES if code in hits]
 
 
-CODES = ("override", "role_play", "concealment", "fake_structure", "contact", "exfiltration")
+CODES = (
+    "override",
+    "role_play",
+    "concealment",
+    "fake_structure",
+    "markup",
+    "contact",
+    "exfiltration",
+    "hijack",
+    "evasion",
+    "authority",
+)

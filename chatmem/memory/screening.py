@@ -40,7 +40,7 @@ from typing import Any
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import bindparam, select
 
-from . import folding, poison, reads
+from . import folding, poison, reads, retraction
 from .guardrails import parse_target
 from .guidance import default_title, reason_of, rejections, text_key
 from .models import Guidance
@@ -63,10 +63,33 @@ _WORDING = {
     "fake_structure": (
         "Imitates the memory block or chat markup (headings, group labels, role tags)"
     ),
+    "markup": "Contains HTML, script or chat-role markup",
     "contact": "Contains a link, e-mail address, phone number or other contact detail",
-    "exfiltration": "Asks to reveal or send passwords, keys or other secrets",
+    "exfiltration": (
+        "Asks to reveal or send passwords, keys, tokens or the reader's own instructions"
+    ),
+    "hijack": "Dictates what the reader must say or output in its answers",
+    "evasion": "Advises how to get round a refused or blocked call",
+    "authority": "Claims an authority or an emergency the text cannot prove",
 }
-CODES = (*poison.CODES, "near_duplicate", "contradiction", "rejected_before")
+CODES = (*poison.CODES, "near_duplicate", "contradiction", "retraction", "rejected_before")
+# What the Memory screen shows next to each code: a person reads the label first.
+LABELS = {
+    "override": "Orders to ignore the rules",
+    "role_play": "Role-play or system-prompt talk",
+    "concealment": "Asks to hide something",
+    "fake_structure": "Imitates the memory block",
+    "markup": "HTML or script markup",
+    "contact": "Link or contact detail",
+    "exfiltration": "Asks for secrets or instructions",
+    "hijack": "Dictates the agent's answers",
+    "evasion": "Advice to get round a refusal",
+    "authority": "Claimed authority or urgency",
+    "near_duplicate": "Nearly the same as an active entry",
+    "contradiction": "Contradicts an active entry",
+    "retraction": "Retires an active guardrail",
+    "rejected_before": "Rejected before",
+}
 NameOf = Callable[[str | None], str]
 
 
@@ -75,6 +98,10 @@ class Flag:
     code: str
     reason: str
     entry_id: int | None = None  # the other entry, for near_duplicate, contradiction, ...
+
+    @property
+    def label(self) -> str:
+        return LABELS.get(self.code, self.code)
 
     def to_dict(self) -> dict[str, Any]:
         found: dict[str, Any] = {"code": self.code, "reason": self.reason}
@@ -191,11 +218,12 @@ class Active:
     title: str
     content: Content
     raw_target: str | None = None  # as stored, to tell an unchanged entry
+    type: str = "fact"
 
 
-_ACTIVE_ROWS = select(Guidance.id, Guidance.title, Guidance.text_key, Guidance.target).where(
-    Guidance.status == "publish", Guidance.enabled.is_(True)
-)
+_ACTIVE_ROWS = select(
+    Guidance.id, Guidance.title, Guidance.text_key, Guidance.target, Guidance.type
+).where(Guidance.status == "publish", Guidance.enabled.is_(True))
 
 
 class ActiveIndex:
@@ -213,6 +241,13 @@ class ActiveIndex:
                 self.by_target.setdefault(entry.content.target, []).append(entry.id)
         # A word most entries share says little about which one is meant.
         self.common = max(CANDIDATES, len(self.entries) // 8)
+        self.guardrails = [
+            retraction.Guarded(
+                e.id, e.title, parse_target(e.raw_target, server_name), e.content.words
+            )
+            for e in self.entries.values()
+            if e.type == "guardrail"
+        ]
 
     @classmethod
     def load(
@@ -251,7 +286,7 @@ class ActiveIndex:
                 content = known[row.id].content
             else:
                 continue  # switched off between the two reads: no longer active
-            entries.append(Active(row.id, row.title, content, row.target))
+            entries.append(Active(row.id, row.title, content, row.target, row.type))
         return cls(entries, server_name)
 
     def __len__(self) -> int:
@@ -295,6 +330,28 @@ class ActiveIndex:
                     _about(entry, "contradiction", "Gives a different number than"),
                 )
         return [found[code] for code in ("near_duplicate", "contradiction") if code in found]
+
+    def retracted(self, fields: Mapping[str, Any], content: Content) -> Flag | None:
+        """A `retraction` flag naming the active guardrail the proposal retires."""
+        text = _written(fields)
+        found = retraction.find(
+            text,
+            parse_target(fields.get("target"), self.server_name),
+            content.words,
+            self.guardrails,
+        )
+        if found is not None:
+            rule = found.guardrail
+            return Flag(
+                "retraction",
+                f"Says active guardrail #{rule.id} “{rule.title}” no longer holds "
+                f"(“{found.excerpt}”).",
+                rule.id,
+            )
+        vague = retraction.rule_retired(text)
+        if vague is not None:
+            return Flag("retraction", f"Says a rule no longer holds (“{vague}”).")
+        return None
 
 
 def _about(entry: Active, code: str, says: str) -> Flag:
@@ -349,9 +406,17 @@ def _check(
 ) -> list[Flag]:
     content = Content.of(str(fields.get("text") or ""), fields.get("target"), active.server_name)
     flags = _wording(fields) + active.compare(content)
+    retired = active.retracted(fields, content)
+    if retired is not None:
+        flags.append(retired)
     if rejected is not None:
         flags.append(rejected)
     return flags
+
+
+def check(fields: Mapping[str, Any], active: ActiveIndex) -> list[Flag]:
+    """The flags that need no history (wording, active guidance): what a corpus measures."""
+    return _check(fields, active)
 
 
 def _rejected_flags(db: SQLAlchemy, entry_ids: Iterable[int], name_of: NameOf) -> dict[int, Flag]:

@@ -104,13 +104,39 @@ def outside() -> tuple[list[Sample], list[str]]:
             if match is None:
                 skipped.append(f"{rule['id']}: pattern does not match its example")
                 continue
-            secret = match.group(1) if pattern.groups and match.group(1) else match.group()
+            secret = _secret_of(match)
             if len(secret.strip()) < _MIN_SECRET:
                 skipped.append(f"{rule['id']}: captures {len(secret)} characters")
                 continue
             shape = rule["id"].removeprefix("kingfisher.")
             samples.append(Sample(f"kingfisher:{rule['id']}", shape, example, secret.strip()))
     return samples, skipped
+
+
+def _secret_of(match: re.Match[str]) -> str:
+    """What a rule's match names as the secret: a group named as one (password, secret,
+    private key, base64), else the first group when it holds the others (a token and
+    its checksum), else the last group (`-u user -p password`); in a URL, its password.
+    """
+    names = {index: name for name, index in match.re.groupindex.items()}
+    groups = [(i, match.group(i)) for i in range(1, match.re.groups + 1) if match.group(i)]
+    named = [g for i, g in groups if re.search("pass|secret|private|b64", names.get(i, ""), re.I)]
+    if named:
+        secret = named[0]
+    elif not groups:
+        secret = match.group()
+    elif all(g in groups[0][1] for _, g in groups):
+        secret = groups[0][1]
+    else:
+        secret = groups[-1][1]
+    userinfo = re.search(r"://[^/@\s:]*:([^/@\s]+)@", secret)
+    if userinfo:
+        return userinfo.group(1)
+    if re.match(r"\w+://", secret):  # a URL: its query's longest value, or its longest part
+        query = re.findall(r"[?&][^=&#]+=([^&#\s]+)", secret)
+        parts = query or re.split(r"[/@?#]", secret.split("://", 1)[1])
+        return max(parts, key=len)
+    return secret
 
 
 def true_shapes() -> list[Sample]:

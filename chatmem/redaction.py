@@ -90,9 +90,19 @@ def _random_token(match: re.Match[str]) -> bool:
     upper = sum(c.isupper() for c in value)
     lower = sum(c.islower() for c in value)
     digits = sum(c.isdigit() for c in value)
-    if min(upper, lower, digits) < 2 or _UUID.fullmatch(value):
+    if min(upper, lower, digits) >= 2 and not _UUID.fullmatch(value):
+        return entropy(value) >= (3.6 if assigned else 4.0)
+    # One case only (hex, a UUID, base36) is a key when a name is set to it
+    # (`assemblyai = fa0e…`, `postmark: "f59d…"`), unless the name says what
+    # else it is: a hash, a commit, an id.
+    if not assigned or min(upper, lower) and not _UUID.fullmatch(value):
         return False
-    return entropy(value) >= (3.6 if assigned else 4.0)
+    name = _NAME_BEFORE.search(match.string, max(0, match.start() - 80), match.start())
+    if name is None or _NOT_A_KEY_NAME.search(name.group("name")):
+        return False
+    letters = upper + lower
+    long_enough = len(value) >= 32 or _UUID.fullmatch(value) is not None
+    return long_enough and letters >= 4 and digits >= 4 and entropy(value) >= 3.3
 
 
 def _prefixed_token(match: re.Match[str]) -> bool:
@@ -121,6 +131,12 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
 _HASH_PREFIX = re.compile(r"(?i)(?:sha|md|blake|crc|sri|x86|amd|arm|utf|iso|rfc|cve)\d*[_-]")
 _NOT_A_SECRET_BEFORE = re.compile(r"(?i)(?:base64,|sha\d{3}-|data:|\bsha\d*[:=]\s*)$")
+_NAME_BEFORE = re.compile(r"(?P<name>[\w.-]+)[\"'`\]]*[ \t]*(?::=|=>|[:=])[ \t]*[\"'`]?$")
+# Names whose random-looking value is no secret: hashes, commits, ids, versions.
+_NOT_A_KEY_NAME = re.compile(
+    r"(?i)(?:sha\d*|md5|hash|checksum|digest|commit|etag|rev(?:ision)?|id|uuid|guid|ref"
+    r"|integrity|fingerprint|version|build|object|request|trace|span|nonce|salt|iv|color)s?$"
+)
 _ASSIGNED_BEFORE = re.compile(r"(?:[:=]|=>)\s*[\"'`]?$|[\"'`]$")
 _RANDOM_ALONE = 24
 _RANDOM_ASSIGNED = 16
@@ -169,16 +185,16 @@ _SHAPES: tuple[_Shape, ...] = (
     _shape("chatmem_token", ("cm_",), _START + r"cm_[A-Za-z0-9_-]{20,}"),
     _shape(
         "bearer_token",
-        ("Bearer", "bearer", "BEARER"),
+        ("Bearer", "bearer", "BEARER", "OAuth", "oauth", "OAUTH"),
         # 16+ characters, or 12+ with a digit or symbol: not "Bearer authentication"
-        r"(?i:\bbearer)\s+(?:[\w.~+/-]{16,}|(?=[\w.~+/-]*[\d.~+/_-])[\w.~+/-]{12,})=*",
+        r"(?i:\b(?:bearer|oauth))\s+(?:[\w.~+/-]{16,}|(?=[\w.~+/-]*[\d.~+/_-])[\w.~+/-]{12,})=*",
     ),
     # only the user:password part, so the link still says where it pointed
     _shape("url_credentials", ("://",), r"(?<=://)[^\s/?#@:\"']*:[^\s/?#@\"']+(?=@)"),
     _shape(  # a key as the whole user info: https://<key>@sentry.io/1
         "url_credentials",
         ("://",),
-        r"(?<=://)[A-Za-z0-9]{16,}(?=@)",
+        r"(?<=://)[\w-]{16,}:?(?=@)",
         lambda m: looks_random(m.group()),
     ),
     _shape(  # kingfisher.ansible: a vault's encrypted body
@@ -199,7 +215,8 @@ _SHAPES: tuple[_Shape, ...] = (
     _shape(  # kingfisher.pwhash: crypt(3), bcrypt, apr1, yescrypt and argon2 hashes
         "password_hash",
         ("$",),
-        r"(?<![\w$])\$(?:1|2[abxy]?|5|6|apr1|y|7|argon2(?:id|i|d))\$[./A-Za-z0-9$=,+-]{8,}",
+        r"(?<![\w$])\$(?:[15-9]|2[abxy]?|apr1|y|argon2(?:id|i|d)|krb5(?:asrep|tgs)\$\d+)\$"
+        r"[./A-Za-z0-9$=,+:@-]{8,}",
     ),
     _shape(  # kingfisher.atlassian, .bitbucket, .artifactory, .facebook, .nuget, .airtable, .google
         "api_token",
@@ -207,6 +224,25 @@ _SHAPES: tuple[_Shape, ...] = (
         _START + r"(?:AT(?:ATT|CTT)3[\w=-]{20,}|ATBB[A-Za-z0-9]{24,}|AKCp[A-Za-z0-9]{40,}"
         r"|EAA[A-Za-z0-9]{30,}|oy2[a-z0-9]{43}|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}"
         r"|ya29\.[\w-]{20,})",
+    ),
+    _shape(  # kingfisher.1password, .pubnub, .hubspot, .riot, .iterative, .checkout,
+        # .databricks, .zohocrm, .salesforce: fixed shapes the generic one below misses
+        "api_token",
+        ("A3-", "1PRK-", "-c-", "pat-", "RGAPI-", "isat_", "sk_", "dapi", "1000.", "00D"),
+        _START
+        + r"(?:A\d-[A-Z0-9]{6}-[A-Z0-9]{5,6}(?:-[A-Z0-9]{5,6}){3,4}|1PRK(?:-[A-Z0-9]{4}){10,}"
+        r"|(?:(?:pub|sub|sec)-c-|pat-(?:na|eu)\d-|RGAPI-|isat_|sk_)"
+        r"[0-9a-zA-Z]{8}-(?:[0-9a-zA-Z]{4}-){3}[0-9a-zA-Z]{12}"
+        r"|dapi[a-f0-9]{32}(?:-\d)?|1000\.[a-f0-9]{32}\.[a-f0-9]{32}"
+        r"|00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,})",
+    ),
+    _shape(  # kingfisher.infura, .alchemy, .mattermost, .thingsboard: a key as a URL's path
+        "api_token",
+        ("/v2/", "/v3/", "/hooks/", "/api/v1/", "/webhook"),
+        r"(?<=/v2/)[A-Za-z0-9_-]{20,}(?![\w-])|(?<=/v3/)[A-Za-z0-9_-]{20,}(?![\w-])"
+        r"|(?<=/hooks/)[a-z0-9]{20,}(?![\w-])|(?<=/api/v1/)[A-Za-z0-9]{20}(?=/)"
+        r"|(?<=/webhook/)[\w@/-]{60,}|(?<=/webhookb2/)[\w@/-]{60,}|(?<=/hooks/catch/)\d+/\w+",
+        lambda m: looks_random(m.group()),
     ),
     # Most providers now put a short prefix before a random body (hf_, npm_,
     # dop_v1_, shpat_, SG., key-, HRKU-, xkeysib-, dckr_pat_, glc_, r8_, …):
@@ -223,7 +259,10 @@ _SHAPES: tuple[_Shape, ...] = (
     # mysql, psexec, wincmd, powershell, unattend, postgres (pgpass) families) ---
     _shape(
         "password",
-        ("-p", "-a", "/p", "/rp", "-u", "--", "ecureString", "htpasswd"),
+        (
+            *("-p", "-a", "/p", "/rp", "-u", "--", "ecureString", "htpasswd", "-P", "net use"),
+            *("IDENTIFIED", "identified", "PASSWORD", "connect", "PDO", "mysqli", "Credential"),
+        ),
         r"(?:\b(?:mysql|mysqldump|mysqladmin|mariadb(?:-dump)?)\b[^\n|;&]*?\s-p(?=\S)"
         r"|\b(?:redis-cli|sshpass)\b[^\n|;&]*?\s-[ap]\s*"
         r"|\b(?:docker|podman|helm|nerdctl)\s+(?:registry\s+)?login\b[^\n|;&]*?\s-p\s+"
@@ -232,8 +271,13 @@ _SHAPES: tuple[_Shape, ...] = (
         r"|\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s+['\"]?[^\s:'\"]+:"
         r"|\bhtpasswd\s+-\w*b\w*\s+(?:-\w+\s+)*(?:\S+\s+){2}"
         r"|(?i:ConvertTo-SecureString)\s+(?:-String\s+)?"
-        r"|(?<![\w-])--?(?:[\w-]*?[_-])?(?:password|passwd|pass|token|secret|api[_-]?key|"
-        r"auth[_-]?token|access[_-]?key|with-token)(?:=|[ \t]+))" + _FLAG_VALUE,
+        r"|(?i:\bIDENTIFIED\s+BY\s+|\bWITH\s+(?:ENCRYPTED\s+)?PASSWORD\s+)"
+        r"|\bnet\s+use\b[^\n|;&]*?/user:\S+\s+(?=[^\s/])"
+        r"|(?:\bmysqli?_connect|\bmysqli|\bPDO|\bDBI(?:->|\.)connect)\s*\(\s*"
+        r"(?:[\"'][^\"'\n]*[\"']\s*,\s*){2}"
+        r"|\bNetworkCredential(?:\]::new)?\s*\(\s*[\"'][^\"'\n]*[\"']\s*,\s*"
+        r"|(?<![\w-])--?(?i:(?:[\w-]*?[_-])?(?:password|passwd|pass|token|secret|api[_-]?key|"
+        r"auth[_-]?token|access[_-]?key|with-token))(?:=|[ \t]+))" + _FLAG_VALUE,
         _flag_value,
     ),
     _shape(  # host:port:database:user:password (~/.pgpass)
@@ -254,7 +298,7 @@ _SHAPES: tuple[_Shape, ...] = (
     _shape(
         "random_token",
         (),
-        r"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9][A-Za-z0-9+/_.~-]{15,}={0,2}(?![A-Za-z0-9+/=_.~-])",
+        r"(?<![A-Za-z0-9+/_.~-])[A-Za-z0-9][A-Za-z0-9+/_.~-]{15,}={0,2}(?![A-Za-z0-9+/=_.~-])",
         _random_token,
     ),
 )
@@ -262,22 +306,10 @@ _SHORTEST = len("pwd=x")  # no secret this finds is shorter
 # Text with none of these holds none of the shapes: checked first, as nine
 # substring searches cost less than one look at every shape's anchors.
 _GATES = (
-    *("_", "-", "IA", "AIza", "eyJ", "earer", "EARER", "://", "PRIVATE KEY"),
-    *(
-        ":AA",
-        "$",
-        "$ANSIBLE_VAULT",
-        "/p",
-        "/rp",
-        "ecureString",
-        "ATBB",
-        "AKCp",
-        "EAA",
-        "oy2",
-        "pat",
-        "ya29.",
-    ),
-    *("assword>", "ecret>", "oken>", "ey>", ":"),
+    *("_", "-", "IA", "AIza", "eyJ", "earer", "EARER", "://", "PRIVATE KEY", ":", "$", "Auth"),
+    *("/p", "/rp", "ecureString", "ATBB", "AKCp", "EAA", "oy2", "pat", "ya29.", "dapi"),
+    *("assword>", "ecret>", "oken>", "ey>", "1000.", "00D", "/v2/", "/v3/", "/hooks/", "/webhook"),
+    *("PDO", "mysqli", "IDENTIFIED", "identified", "PASSWORD", "net use", "connect"),
 )
 _SHORTEST_TOKEN = 16  # the shapes without an anchor find nothing shorter
 # An AWS secret key is 40 characters of base64 with nothing to recognise it
@@ -319,7 +351,7 @@ _WEAK_KEY_WORDS = {
 }
 # What may follow the secret word in a key and still name the secret itself;
 # anything else names something about it (password_policy, token_count).
-_KEY_TAILS = {"key", "value", "val", "str", "string", "b64", "base64", "raw", "hash", "enc"}
+_KEY_TAILS = {"key", "value", "val", "str", "string", "b64", "base64", "raw", "hash", "enc", "base"}
 _KEY_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 # Lower-case text every such key holds: where the `key: value` pass looks.
 _KEY_HINTS = (
@@ -328,10 +360,10 @@ _KEY_HINTS = (
 )
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _KEYED = re.compile(
-    r"(?P<key>(?<![\w.-])[\w][\w.-]{0,63}+)"
-    r"(?P<key_quote>\\*[\"'])?"
+    r"(?P<key>(?<![\w.])[\w][\w.-]{0,63}+)"
+    r"(?P<key_quote>\\*[\"']\]?)?"
     # `key: v`, `key = v`, `'KEY', 'v'` (define()), or `KEY v` / `password is v`
-    r"(?P<sep>[ \t]*(?::=|=>|[:=,])[ \t]*|[ \t]+(?:(?:is|was)[ \t]+)?)"
+    r"(?P<sep>[ \t]*(?::=|=>|[:=,])[ \t]*|(?:[ \t]+|[ \t]*\n[ \t]*)(?:(?:is|was)[ \t]+)?)"
     # a quoted value ends at the same quote, as escaped as the opening one:
     # "…", \"…\" (JSON in a JSON string), \\\"…\\\" (one level deeper) …
     r"(?:(?P<quote>\\*[\"'])(?P<quoted>.*?)(?<!\\)(?P=quote)"
@@ -368,8 +400,9 @@ def secret_key(name: str) -> tuple[str, bool] | None:
     lowered = name.lower()
     if not any(hint in lowered for hint in _KEY_HINTS):
         return None
-    if lowered.replace("_", "").replace("-", "").endswith("privatekeyid"):
-        return "secret", True  # a service account's key id names its key
+    squeezed = lowered.replace("_", "").replace("-", "")
+    if squeezed.endswith(("privatekeyid", "secretid")):
+        return "secret", True  # a service account's key id, Vault AppRole's secret_id
     parts = [p.lower() for p in _KEY_PARTS.findall(name)]
     for words, sure in ((_KEY_WORDS, True), (_WEAK_KEY_WORDS, False)):
         for index in range(len(parts) - 1, -1, -1):
@@ -382,7 +415,8 @@ def secret_key(name: str) -> tuple[str, bool] | None:
             if word is not None:
                 tail = parts[index + 1 :]
                 if set(tail) <= _KEY_TAILS:
-                    return words[word], sure
+                    # DB_PASS, SMTP_PW: as a whole last word, sure
+                    return words[word], sure or (word in ("pass", "pw") and not tail)
                 break
     return None
 
@@ -465,8 +499,8 @@ def _keyed_pairs(text: str, kinds: dict[str, None]) -> str:
     more, and a transcript is long).
     """
     lowered = text.lower()
-    if len(lowered) != len(text):  # lower() changed a length ("İ"): scan it all
-        return _KEYED.sub(lambda m: _keyed(m, kinds), text)
+    if len(lowered) != len(text):  # lower() changed a length ("İ"): keep such letters as they are
+        lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
     starts = set()
     for hint in _KEY_HINTS:
         at = lowered.find(hint)
@@ -474,18 +508,23 @@ def _keyed_pairs(text: str, kinds: dict[str, None]) -> str:
             start = at
             while start and text[start - 1] in _KEY_CHARS:
                 start -= 1
+            while start < at and text[start] in "-.":
+                start += 1  # -Dsonar.login=…: the key starts after the dash
             starts.add(start)
             at = lowered.find(hint, at + len(hint))
     out, done = [], 0
     for start in sorted(starts):
         match = _KEYED.match(text, start) if start >= done else None
-        if match is not None:
-            out += [text[done:start], _keyed(match, kinds)]
+        masked = _keyed(match, kinds) if match is not None else None
+        if match is not None and masked is not None:
+            out += [text[done:start], masked]
             done = match.end()
     return "".join(out) + text[done:] if out else text
 
 
-def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str:
+def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str | None:
+    """The match with its value masked; None when it is no secret's (the
+    pass then goes on inside it: `password_policy="pwd=…"`, `sight api_key=…`)."""
     found = secret_key(match.group("key"))
     quote = match.group("quote") or ""
     value = match.group("quoted") if quote else match.group("bare")
@@ -496,19 +535,21 @@ def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str:
     if mark == "," and not (quote and match.group("key_quote")):
         found = None  # a comma joins a key to its value only in `'KEY', 'value'`
     if found is None:
-        # Not a secret's key (password_policy), but its value may hold one.
-        return f"{start}{quote}{_keyed_pairs(value, kinds)}{quote}"
+        return None
     kind, sure = found
     if value.lower() in _PLACEHOLDERS or _PLACEHOLDER.fullmatch(value):
-        return match.group()
+        return None
     # Without `=` or `:` (`password is …`, `TOKEN …`), or under a key that is
     # not sure, only a value that looks random is a secret.
-    if not sure and (not mark or "=" in value.rstrip("=")):
-        found = None  # `cache key is product:42`: a weak word needs its `=` or `:`
-    elif (not mark or mark == "," or not sure) and not looks_random(value):
-        found = None
-    if found is None:
-        return f"{start}{quote}{_keyed_pairs(value, kinds)}{quote}"
+    if not sure and "=" in value.rstrip("="):
+        return None  # `key: a=b` names no secret
+    if not sure and not mark and not looks_random(value, shortest=20):
+        return None  # `cache key is product:42`: without `=` or `:`, only a long random value
+    # `password 'hunter2'` (Gradle): quoted, one word, under a sure key
+    quoted_word = sure and bool(quote) and bool(value) and not any(c.isspace() for c in value)
+    random = looks_random(value, shortest=6 if sure else 8)
+    if (not mark or mark == "," or not sure) and not random and not quoted_word:
+        return None
     # `key: word more words` is prose; `key=value` and quoted values never are.
     if not quote and sep != sep.strip(" \t") and _reads_as_prose(match, value):
         return match.group()

@@ -129,13 +129,23 @@ def _secret_of(match: re.Match[str]) -> str:
         secret = groups[0][1]
     else:
         secret = groups[-1][1]
+    if secret.lstrip().startswith("{"):  # a credentials file: its secret field
+        field = re.search(r'"(?:private_key|client_secret|refresh_token)"\s*:\s*"([^"]+)"', secret)
+        secret = field.group(1) if field else secret
+    signature = re.search(r"(?:^|[?&])sig=([^&\s]+)", secret)  # an Azure SAS token
+    if signature:
+        return signature.group(1)
     userinfo = re.search(r"://[^/@\s:]*:([^/@\s]+)@", secret)
     if userinfo:
         return userinfo.group(1)
-    if re.match(r"\w+://", secret):  # a URL: its query's longest value, or its longest part
-        query = re.findall(r"[?&][^=&#]+=([^&#\s]+)", secret)
-        parts = query or re.split(r"[/@?#]", secret.split("://", 1)[1])
-        return max(parts, key=len)
+    if re.match(r"[\w:+.-]+://", secret):  # a URL: its query's longest value, or path part
+        named = re.search(r"[?&;](?i:password|pwd|secret|token|key|sig)=([^&#;\s]+)", secret)
+        if named:
+            return named.group(1)
+        query = re.findall(r"[?&;][^=&#;]+=([^&#;\s]+)", secret)
+        path = secret.split("://", 1)[1].partition("/")[2]
+        parts = query or re.split(r"[/@?#]", path)
+        return max(parts, key=len) or secret
     return secret
 
 
@@ -149,10 +159,15 @@ def benign() -> list[Sample]:
 
 def leaked(redact: object, sample: Sample) -> bool:
     """The sample's secret (or a 12-character piece of it) is still in the redacted text."""
-    out = redact(sample.text)  # type: ignore[operator]
+    out = re.sub(r"\[redacted:\w+\]", "", redact(sample.text))  # type: ignore[operator]
     secret = sample.secret
     pieces = {secret} | {secret[i : i + 12] for i in range(0, max(len(secret) - 11, 1), 6)}
-    return any(piece in out for piece in pieces if len(piece) >= min(12, len(secret)))
+    # a piece kept as often as the text held it (`password 'password'` holds it twice)
+    return any(
+        out.count(piece) >= sample.text.count(piece)
+        for piece in pieces
+        if len(piece) >= min(12, len(secret))
+    )
 
 
 def iter_all() -> Iterator[Sample]:

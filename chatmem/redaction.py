@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -34,12 +36,112 @@ class _Shape(NamedTuple):
     kind: str
     # Literal text every match holds: a pattern runs only on text that has one
     # (a `str` search is far cheaper than a regex scan; most text has none).
+    # Empty: the shape runs on every text long enough to hold it.
     anchors: tuple[str, ...]
     pattern: re.Pattern[str]
+    # A match it returns False for is left alone (a slug, a hash, a word).
+    check: Callable[[re.Match[str]], bool] | None = None
 
 
-def _shape(kind: str, anchors: tuple[str, ...], pattern: str) -> _Shape:
-    return _Shape(kind, anchors, re.compile(pattern))
+def _shape(
+    kind: str,
+    anchors: tuple[str, ...],
+    pattern: str,
+    check: Callable[[re.Match[str]], bool] | None = None,
+) -> _Shape:
+    return _Shape(kind, anchors, re.compile(pattern), check)
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy in bits per character: ~4.5+ for random base62, ~3 for words."""
+    counts = Counter(value)
+    total = len(value)
+    return -sum(n / total * math.log2(n / total) for n in counts.values())
+
+
+def looks_random(value: str, *, shortest: int = 8) -> bool:
+    """A value a person did not choose as a word: long enough, letters and digits mixed."""
+    if not shortest <= len(value) <= 2_000 or any(c.isspace() for c in value):
+        return False
+    if value.lower() in _PLACEHOLDERS or _PLACEHOLDER.fullmatch(value):
+        return False
+    letters = sum(c.isalpha() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    if _UUID.fullmatch(value):
+        return True  # under a secret's key a UUID is the secret (snyk_key = <uuid>)
+    if not letters:
+        return digits >= 12 and entropy(value) >= 2.5  # asana_key = 8195513847023883
+    if not digits:
+        # all letters: random only when long, mixed-case and varied (AbCd…Yz)
+        mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
+        return letters > 0 and len(value) >= 20 and mixed and entropy(value) >= 3.5
+    return entropy(value) >= 2.5
+
+
+def _random_token(match: re.Match[str]) -> bool:
+    """A long token of upper, lower and digits with high entropy, not a hash or image."""
+    value = match.group()
+    before = match.string[max(0, match.start() - 8) : match.start()]
+    if _NOT_A_SECRET_BEFORE.search(before) or _HASH_PREFIX.match(value):
+        return False
+    assigned = bool(_ASSIGNED_BEFORE.search(before))
+    if len(value) < (_RANDOM_ASSIGNED if assigned else _RANDOM_ALONE):
+        return False
+    upper = sum(c.isupper() for c in value)
+    lower = sum(c.islower() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    if min(upper, lower, digits) >= 2 and not _UUID.fullmatch(value):
+        return entropy(value) >= (3.6 if assigned else 4.0)
+    # One case only (hex, a UUID, base36) is a key when a name is set to it
+    # (`assemblyai = fa0e…`, `postmark: "f59d…"`), unless the name says what
+    # else it is: a hash, a commit, an id.
+    if not assigned or min(upper, lower) and not _UUID.fullmatch(value):
+        return False
+    name = _NAME_BEFORE.search(match.string, max(0, match.start() - 80), match.start())
+    if name is None or _NOT_A_KEY_NAME.search(name.group("name")):
+        return False
+    letters = upper + lower
+    long_enough = len(value) >= 32 or _UUID.fullmatch(value) is not None
+    return long_enough and letters >= 4 and digits >= 4 and entropy(value) >= 3.3
+
+
+def _prefixed_token(match: re.Match[str]) -> bool:
+    """`<prefix>_<random body>`: the body's longest run of letters and digits is random."""
+    body = match.group("body")
+    if _HASH_PREFIX.match(match.group()):
+        return False
+    run = max(_ALNUM_RUN.findall(body), key=len, default="")
+    hexadecimal = all(c in "0123456789abcdefABCDEF" for c in run)
+    if len(run) < (24 if hexadecimal else 12):
+        return False
+    has_letters = any(c.isalpha() for c in run)
+    has_digits = any(c.isdigit() for c in run)
+    mixed = any(c.isupper() for c in run) and any(c.islower() for c in run)
+    return has_letters and (has_digits or (mixed and len(run) >= 20)) and entropy(run) >= 3.0
+
+
+def _flag_value(match: re.Match[str]) -> bool:
+    value = match.group("secret").strip("'\"")
+    return (
+        len(value) >= 3 and value.lower() not in _PLACEHOLDERS and not _PLACEHOLDER.fullmatch(value)
+    )
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+_ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
+_HASH_PREFIX = re.compile(r"(?i)(?:sha|md|blake|crc|sri|x86|amd|arm|utf|iso|rfc|cve)\d*[_-]")
+_NOT_A_SECRET_BEFORE = re.compile(r"(?i)(?:base64,|sha\d{3}-|data:|\bsha\d*[:=]\s*)$")
+_NAME_BEFORE = re.compile(r"(?P<name>[\w.-]+)[\"'`\]]*[ \t]*(?::=|=>|[:=])[ \t]*[\"'`]?$")
+# Names whose random-looking value is no secret: hashes, commits, ids, versions.
+_NOT_A_KEY_NAME = re.compile(
+    r"(?i)(?:sha\d*|md5|hash|checksum|digest|commit|etag|rev(?:ision)?|id|uuid|guid|ref"
+    r"|integrity|fingerprint|version|build|object|request|trace|span|nonce|salt|iv|color)s?$"
+)
+_ASSIGNED_BEFORE = re.compile(r"(?:[:=]|=>)\s*[\"'`]?$|[\"'`]$")
+_RANDOM_ALONE = 24
+_RANDOM_ASSIGNED = 16
+# A value a secret flag carries: bare, or in quotes.
+_FLAG_VALUE = r"(?P<secret>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"|;&]+)"
 
 
 # In the order they are tried: a span one has redacted is not seen by the next.
@@ -83,19 +185,136 @@ _SHAPES: tuple[_Shape, ...] = (
     _shape("chatmem_token", ("cm_",), _START + r"cm_[A-Za-z0-9_-]{20,}"),
     _shape(
         "bearer_token",
-        ("Bearer", "bearer", "BEARER"),
+        ("Bearer", "bearer", "BEARER", "OAuth", "oauth", "OAUTH"),
         # 16+ characters, or 12+ with a digit or symbol: not "Bearer authentication"
-        r"(?i:\bbearer)\s+(?:[\w.~+/-]{16,}|(?=[\w.~+/-]*[\d.~+/_-])[\w.~+/-]{12,})=*",
+        r"(?i:\b(?:bearer|oauth))\s+(?:[\w.~+/-]{16,}|(?=[\w.~+/-]*[\d.~+/_-])[\w.~+/-]{12,})=*",
     ),
     # only the user:password part, so the link still says where it pointed
-    _shape("url_credentials", ("://",), r"(?<=://)[^\s/?#@:\"']+:[^\s/?#@\"']+(?=@)"),
+    _shape("url_credentials", ("://",), r"(?<=://)[^\s/?#@:\"']*:[^\s/?#@\"']+(?=@)"),
+    _shape(  # a key as the whole user info: https://<key>@sentry.io/1
+        "url_credentials",
+        ("://",),
+        r"(?<=://)[\w-]{16,}:?(?=@)",
+        lambda m: looks_random(m.group()),
+    ),
+    _shape(  # kingfisher.ansible: a vault's encrypted body
+        "secret",
+        ("$ANSIBLE_VAULT",),
+        r"\$ANSIBLE_VAULT;[^\n]*\n(?P<secret>[0-9a-f\n]{32,})",
+    ),
+    # --- ported from Kingfisher's rules (mongodb/kingfisher, Apache-2.0; the rule
+    # ids are the families named): shapes no key word or prefix shows ---
+    _shape(  # kingfisher.telegram
+        "telegram_bot_token", (":AA",), r"(?<![\d:])\d{8,10}:AA[A-Za-z0-9_-]{30,}"
+    ),
+    _shape(  # kingfisher.discord
+        "discord_webhook",
+        ("/api/webhooks/",),
+        r"(?<=/api/webhooks/)\d{5,30}/[\w-]{20,}",
+    ),
+    _shape(  # kingfisher.pwhash: crypt(3), bcrypt, apr1, yescrypt and argon2 hashes
+        "password_hash",
+        ("$",),
+        r"(?<![\w$])\$(?:[15-9]|2[abxy]?|apr1|y|argon2(?:id|i|d)|krb5(?:asrep|tgs)\$\d+)\$"
+        r"[./A-Za-z0-9$=,+:@-]{8,}",
+    ),
+    _shape(  # kingfisher.atlassian, .bitbucket, .artifactory, .facebook, .nuget, .airtable, .google
+        "api_token",
+        ("ATATT", "ATCTT", "ATBB", "AKCp", "EAA", "oy2", "pat", "ya29."),
+        _START + r"(?:AT(?:ATT|CTT)3[\w=-]{20,}|ATBB[A-Za-z0-9]{24,}|AKCp[A-Za-z0-9]{40,}"
+        r"|EAA[A-Za-z0-9]{30,}|oy2[a-z0-9]{43}|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}"
+        r"|ya29\.[\w-]{20,})",
+    ),
+    _shape(  # kingfisher.1password, .pubnub, .hubspot, .riot, .iterative, .checkout,
+        # .databricks, .zohocrm, .salesforce: fixed shapes the generic one below misses
+        "api_token",
+        ("A3-", "1PRK-", "-c-", "pat-", "RGAPI-", "isat_", "sk_", "dapi", "1000.", "00D"),
+        _START
+        + r"(?:A\d-[A-Z0-9]{6}-[A-Z0-9]{5,6}(?:-[A-Z0-9]{5,6}){3,4}|1PRK(?:-[A-Z0-9]{4}){10,}"
+        r"|(?:(?:pub|sub|sec)-c-|pat-(?:na|eu)\d-|RGAPI-|isat_|sk_)"
+        r"[0-9a-zA-Z]{8}-(?:[0-9a-zA-Z]{4}-){3}[0-9a-zA-Z]{12}"
+        r"|dapi[a-f0-9]{32}(?:-\d)?|1000\.[a-f0-9]{32}\.[a-f0-9]{32}"
+        r"|00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,})",
+    ),
+    _shape(  # kingfisher.infura, .alchemy, .mattermost, .thingsboard: a key as a URL's path
+        "api_token",
+        ("/v2/", "/v3/", "/hooks/", "/api/v1/", "/webhook"),
+        r"(?<=/v2/)[A-Za-z0-9_-]{20,}(?![\w-])|(?<=/v3/)[A-Za-z0-9_-]{20,}(?![\w-])"
+        r"|(?<=/hooks/)[a-z0-9]{20,}(?![\w-])|(?<=/api/v1/)[A-Za-z0-9]{20}(?=/)"
+        r"|(?<=/webhook/)[\w@/-]{60,}|(?<=/webhookb2/)[\w@/-]{60,}|(?<=/hooks/catch/)\d+/\w+",
+        lambda m: looks_random(m.group()),
+    ),
+    # Most providers now put a short prefix before a random body (hf_, npm_,
+    # dop_v1_, shpat_, SG., key-, HRKU-, xkeysib-, dckr_pat_, glc_, r8_, …):
+    # Kingfisher has a rule for each; one shape takes them all, and a body that
+    # reads as words or version numbers is left alone.
+    _shape(
+        "api_token",
+        (),
+        r"(?<![\w.+/@-])(?:[A-Za-z][A-Za-z0-9]{1,11}(?:[_-][A-Za-z0-9]{1,12}){0,3}[_-]|SG\.|AQ\.)"
+        r"(?P<body>[A-Za-z0-9][A-Za-z0-9_.=+/-]{15,})",
+        _prefixed_token,
+    ),
+    # --- passwords on command lines and in config files (ours, after Kingfisher's
+    # mysql, psexec, wincmd, powershell, unattend, postgres (pgpass) families) ---
+    _shape(
+        "password",
+        (
+            *("-p", "-a", "/p", "/rp", "-u", "--", "ecureString", "htpasswd", "-P", "net use"),
+            *("IDENTIFIED", "identified", "PASSWORD", "connect", "PDO", "mysqli", "Credential"),
+        ),
+        r"(?:\b(?:mysql|mysqldump|mysqladmin|mariadb(?:-dump)?)\b[^\n|;&]*?\s-p(?=\S)"
+        r"|\b(?:redis-cli|sshpass)\b[^\n|;&]*?\s-[ap]\s*"
+        r"|\b(?:docker|podman|helm|nerdctl)\s+(?:registry\s+)?login\b[^\n|;&]*?\s-p\s+"
+        r"|(?i:\bpsexec(?:64)?(?:\.exe)?)\b[^\n|;&]*?\s-p\s+"
+        r"|(?i:\b(?:cmdkey|net\s+use|schtasks|runas)\b)[^\n|;&]*?\s/(?:pass|p|rp|password)[:\s]\s*"
+        r"|\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s+['\"]?[^\s:'\"]+:"
+        r"|\bhtpasswd\s+-\w*b\w*\s+(?:-\w+\s+)*(?:\S+\s+){2}"
+        r"|(?i:ConvertTo-SecureString)\s+(?:-String\s+)?"
+        r"|(?i:\bIDENTIFIED\s+BY\s+|\bWITH\s+(?:ENCRYPTED\s+)?PASSWORD\s+)"
+        r"|\bnet\s+use\b[^\n|;&]*?/user:\S+\s+(?=[^\s/])"
+        r"|(?:\bmysqli?_connect|\bmysqli|\bPDO|\bDBI(?:->|\.)connect)\s*\(\s*"
+        r"(?:[\"'][^\"'\n]*[\"']\s*,\s*){2}"
+        r"|\bNetworkCredential(?:\]::new)?\s*\(\s*[\"'][^\"'\n]*[\"']\s*,\s*"
+        r"|(?<![\w-])--?(?i:(?:[\w-]*?[_-])?(?:password|passwd|pass|token|secret|api[_-]?key|"
+        r"auth[_-]?token|access[_-]?key|with-token))(?:=|[ \t]+))" + _FLAG_VALUE,
+        _flag_value,
+    ),
+    _shape(  # host:port:database:user:password (~/.pgpass)
+        "password",
+        (":",),
+        r"(?<![\w.:/-])(?:[\w.-]+|\*):(?:\d{2,5}|\*):(?:[\w.-]+|\*):(?:[\w.@-]+|\*):"
+        r"(?P<secret>[^\s:]{4,})",
+    ),
+    _shape(  # <Password><Value>…</Value>, <AdministratorPassword>…, <apiKey>…
+        "password",
+        ("assword>", "ecret>", "oken>", "ey>"),
+        r"<(?P<tag>[\w:.-]*(?:[Pp]assword|[Ss]ecret|[Tt]oken|[Kk]ey))>\s*(?:<Value>)?"
+        r"(?P<secret>[^<\s][^<]{3,}?)\s*</",
+        lambda m: m.group("secret").strip().lower() not in _PLACEHOLDERS,
+    ),
+    # Last, anything left that is long, mixed and random: keys with no prefix
+    # (Azure, Mailjet, Alchemy, …) wherever they sit.
+    _shape(
+        "random_token",
+        (),
+        r"(?<![A-Za-z0-9+/_.~-])[A-Za-z0-9][A-Za-z0-9+/_.~-]{15,}={0,2}(?![A-Za-z0-9+/=_.~-])",
+        _random_token,
+    ),
 )
 _SHORTEST = len("pwd=x")  # no secret this finds is shorter
 # Text with none of these holds none of the shapes: checked first, as nine
 # substring searches cost less than one look at every shape's anchors.
-_GATES = ("_", "-", "IA", "AIza", "eyJ", "earer", "EARER", "://", "PRIVATE KEY")
+_GATES = (
+    *("_", "-", "IA", "AIza", "eyJ", "earer", "EARER", "://", "PRIVATE KEY", ":", "$", "Auth"),
+    *("/p", "/rp", "ecureString", "ATBB", "AKCp", "EAA", "oy2", "pat", "ya29.", "dapi"),
+    *("assword>", "ecret>", "oken>", "ey>", "1000.", "00D", "/v2/", "/v3/", "/hooks/", "/webhook"),
+    *("PDO", "mysqli", "IDENTIFIED", "identified", "PASSWORD", "net use", "connect"),
+)
+_SHORTEST_TOKEN = 16  # the shapes without an anchor find nothing shorter
 # An AWS secret key is 40 characters of base64 with nothing to recognise it
 # by; in the same text as an access key id it is taken for one.
+_AWS_ID = re.compile(r"(?<![A-Za-z0-9])A[KS]IA[A-Z0-9]{16}(?![A-Z0-9])")
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
 # Key names whose value is a secret: a component of the name ends with one of
@@ -117,25 +336,45 @@ _KEY_WORDS = {
     "apikey": "api_key",
     "accesskey": "api_key",
 }
+# Words a secret often sits under, but other values too: only a random value is one.
+_WEAK_KEY_WORDS = {
+    "key": "api_key",
+    "pat": "token",
+    "auth": "token",
+    "login": "token",
+    "certificate": "secret",
+    "sig": "token",
+    "signature": "token",
+    "pass": "password",
+    "pw": "password",
+    "dsn": "secret",
+}
 # What may follow the secret word in a key and still name the secret itself;
 # anything else names something about it (password_policy, token_count).
-_KEY_TAILS = {"key", "value", "val", "str", "string", "b64", "base64", "raw", "hash", "enc"}
+_KEY_TAILS = {"key", "value", "val", "str", "string", "b64", "base64", "raw", "hash", "enc", "base"}
 _KEY_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 # Lower-case text every such key holds: where the `key: value` pass looks.
-_KEY_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "authori", "cookie")
+_KEY_HINTS = (
+    *("pass", "pwd", "secret", "token", "key", "credential", "authori", "cookie"),
+    *("pat", "auth", "login", "certificate", "sig", "pw", "dsn"),
+)
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _KEYED = re.compile(
-    r"(?P<key>(?<![\w.-])[\w][\w.-]{0,63}+)"
-    r"(?P<key_quote>\\*[\"'])?"
-    r"(?P<sep>[ \t]*(?::=|=>|[:=])[ \t]*)"
+    r"(?P<key>(?<![\w.])[\w][\w.-]{0,63}+)"
+    r"(?P<key_quote>\\*[\"']\]?)?"
+    # `key: v`, `key = v`, `'KEY', 'v'` (define()), or `KEY v` / `password is v`
+    r"(?P<sep>[ \t]*(?::=|=>|[:=,])[ \t]*|(?:[ \t]+|[ \t]*\n[ \t]*)(?:(?:is|was)[ \t]+)?)"
     # a quoted value ends at the same quote, as escaped as the opening one:
     # "…", \"…\" (JSON in a JSON string), \\\"…\\\" (one level deeper) …
     r"(?:(?P<quote>\\*[\"'])(?P<quoted>.*?)(?<!\\)(?P=quote)"
     r"|(?P<bare>(?:(?i:bearer|basic|token)[ \t]+)?[^\s,;&<{}\[\])'\"\\][^\s,;&}\])'\"\\]*))"
 )
-_PLACEHOLDERS = {"", "null", "none", "nil", "true", "false", "undefined", "...", "…"}
+_PLACEHOLDERS: set[str] = {"", "null", "none", "nil", "true", "false", "undefined", "...", "…"}
+_PLACEHOLDERS |= {"changeme", "placeholder", "redacted"}
+_PLACEHOLDERS |= {"bearer", "basic", "token"}  # `Authorization: Bearer <token>`
 _PLACEHOLDER = re.compile(
     r"\[redacted[^\]]*\]|\$\{?[A-Z_][A-Z0-9_]*\}?|\{\{.*\}\}|%\(?\w*\)?s|[*x•?]+"
+    r"|<[^<>]*>|(?i:your|my)[_-][\w-]+"
 )
 _PROSE_AFTER = re.compile(r"[ \t]+[^\W\d_]|'[a-z]")
 _PROSE_WORD_MAX = 20
@@ -147,17 +386,38 @@ def redacted(kind: str) -> str:
 
 def key_kind(name: str) -> str | None:
     """The secret kind a key name stands for (`api_key` -> "api_key"), or None."""
+    found = secret_key(name)
+    return found[0] if found and found[1] else None
+
+
+def secret_key(name: str) -> tuple[str, bool] | None:
+    """(kind, sure) for a key name a secret sits under, or None.
+
+    Sure: its value is a secret whatever it looks like (`password`, `api_key`).
+    Not sure (`asana_key`, `ASANA_PAT`, `sonar.login`): only a value that
+    looks random is one (`primary_key: id`, `sort_key=created_at` are not).
+    """
     lowered = name.lower()
     if not any(hint in lowered for hint in _KEY_HINTS):
         return None
+    squeezed = lowered.replace("_", "").replace("-", "")
+    if squeezed.endswith(("privatekeyid", "secretid")):
+        return "secret", True  # a service account's key id, Vault AppRole's secret_id
     parts = [p.lower() for p in _KEY_PARTS.findall(name)]
-    for index in range(len(parts) - 1, -1, -1):
-        pair = parts[index - 1] + parts[index] if index else ""
-        word = next((w for w in (pair, parts[index]) if w in _KEY_WORDS), None)
-        word = word or next((w for w in _KEY_WORDS if parts[index].endswith(w)), None)
-        if word is not None:
-            tail = parts[index + 1 :]
-            return _KEY_WORDS[word] if set(tail) <= _KEY_TAILS else None
+    for words, sure in ((_KEY_WORDS, True), (_WEAK_KEY_WORDS, False)):
+        for index in range(len(parts) - 1, -1, -1):
+            pair = parts[index - 1] + parts[index] if index else ""
+            word = next((w for w in (pair, parts[index]) if w in words), None)
+            if word is None and sure:
+                word = next((w for w in words if parts[index].endswith(w)), None)
+            elif word is None and parts[index].endswith("key"):
+                word = "key"  # adobeKey, accountkey, MERAKI_KEY
+            if word is not None:
+                tail = parts[index + 1 :]
+                if set(tail) <= _KEY_TAILS:
+                    # DB_PASS, SMTP_PW: as a whole last word, sure
+                    return words[word], sure or (word in ("pass", "pw") and not tail)
+                break
     return None
 
 
@@ -180,11 +440,12 @@ def scan(text: str) -> tuple[str, list[str]]:
     """
     kinds: dict[str, None] = {}
     cleaned = _scan(text, kinds)
-    visible = text_rules.strip_invisible(cleaned)
-    if visible != cleaned:
-        again = _scan(visible, kinds)
-        if again != visible:
-            cleaned = again
+    visible = text_rules.strip_invisible(text)
+    if visible != text:
+        seen: dict[str, None] = {}
+        again = _scan(visible, seen)
+        if again != text_rules.strip_invisible(cleaned):  # joined, it holds more
+            cleaned, kinds = again, seen
     return cleaned, list(kinds)
 
 
@@ -193,11 +454,29 @@ def _scan(text: str, kinds: dict[str, None]) -> str:
         return text
     if any(gate in text for gate in _GATES):
         for shape in _SHAPES:
-            if any(anchor in text for anchor in shape.anchors):
-                text = shape.pattern.sub(functools.partial(_found, shape.kind, kinds), text)
+            if shape.anchors and any(anchor in text for anchor in shape.anchors):
+                text = shape.pattern.sub(functools.partial(_checked, shape, kinds), text)
     if "aws_access_key" in kinds:
         text = _AWS_SECRET.sub(lambda m: _aws_secret(m, kinds), text)
-    return _keyed_pairs(text, kinds)
+    text = _keyed_pairs(text, kinds)
+    # Last, the shapes without an anchor, so that a known kind is named first.
+    if len(text) >= _SHORTEST_TOKEN:
+        for shape in _SHAPES:
+            if not shape.anchors:
+                text = shape.pattern.sub(functools.partial(_checked, shape, kinds), text)
+    return text
+
+
+def _checked(shape: _Shape, kinds: dict[str, None], match: re.Match[str]) -> str:
+    """The match redacted, unless its check says it is no secret; a `secret`
+    group is all that is replaced (`mysql -p…` keeps its command)."""
+    if shape.check is not None and not shape.check(match):
+        return match.group()
+    if "secret" not in match.re.groupindex:
+        return _found(shape.kind, kinds)
+    start, end = match.span("secret")
+    whole = match.start()
+    return match.group()[: start - whole] + _found(shape.kind, kinds) + match.group()[end - whole :]
 
 
 def _found(kind: str, kinds: dict[str, None], _match: object = None) -> str:
@@ -220,8 +499,8 @@ def _keyed_pairs(text: str, kinds: dict[str, None]) -> str:
     more, and a transcript is long).
     """
     lowered = text.lower()
-    if len(lowered) != len(text):  # lower() changed a length ("İ"): scan it all
-        return _KEYED.sub(lambda m: _keyed(m, kinds), text)
+    if len(lowered) != len(text):  # lower() changed a length ("İ"): keep such letters as they are
+        lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
     starts = set()
     for hint in _KEY_HINTS:
         at = lowered.find(hint)
@@ -229,29 +508,49 @@ def _keyed_pairs(text: str, kinds: dict[str, None]) -> str:
             start = at
             while start and text[start - 1] in _KEY_CHARS:
                 start -= 1
+            while start < at and text[start] in "-.":
+                start += 1  # -Dsonar.login=…: the key starts after the dash
             starts.add(start)
             at = lowered.find(hint, at + len(hint))
     out, done = [], 0
     for start in sorted(starts):
         match = _KEYED.match(text, start) if start >= done else None
-        if match is not None:
-            out += [text[done:start], _keyed(match, kinds)]
+        masked = _keyed(match, kinds) if match is not None else None
+        if match is not None and masked is not None:
+            out += [text[done:start], masked]
             done = match.end()
     return "".join(out) + text[done:] if out else text
 
 
-def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str:
-    kind = key_kind(match.group("key"))
+def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str | None:
+    """The match with its value masked; None when it is no secret's (the
+    pass then goes on inside it: `password_policy="pwd=…"`, `sight api_key=…`)."""
+    found = secret_key(match.group("key"))
     quote = match.group("quote") or ""
     value = match.group("quoted") if quote else match.group("bare")
     start = match.string[match.start() : match.start("sep")] + match.group("sep")
-    if kind is None:
-        # Not a secret's key (password_policy), but its value may hold one.
-        return f"{start}{quote}{_keyed_pairs(value, kinds)}{quote}"
-    if value.lower() in _PLACEHOLDERS or _PLACEHOLDER.fullmatch(value):
-        return match.group()
-    # `key: word more words` is prose; `key=value` and quoted values never are.
     sep = match.group("sep")
+    mark = sep.strip(" \t")
+    mark = "" if mark in ("is", "was") else mark
+    if mark == "," and not (quote and match.group("key_quote")):
+        found = None  # a comma joins a key to its value only in `'KEY', 'value'`
+    if found is None:
+        return None
+    kind, sure = found
+    if value.lower() in _PLACEHOLDERS or _PLACEHOLDER.fullmatch(value):
+        return None
+    # Without `=` or `:` (`password is …`, `TOKEN …`), or under a key that is
+    # not sure, only a value that looks random is a secret.
+    if not sure and "=" in value.rstrip("="):
+        return None  # `key: a=b` names no secret
+    if not sure and not mark and not looks_random(value, shortest=20):
+        return None  # `cache key is product:42`: without `=` or `:`, only a long random value
+    # `password 'hunter2'` (Gradle): quoted, one word, under a sure key
+    quoted_word = sure and bool(quote) and bool(value) and not any(c.isspace() for c in value)
+    random = looks_random(value, shortest=6 if sure else 8)
+    if (not mark or mark == "," or not sure) and not random and not quoted_word:
+        return None
+    # `key: word more words` is prose; `key=value` and quoted values never are.
     if not quote and sep != sep.strip(" \t") and _reads_as_prose(match, value):
         return match.group()
     kinds[kind] = None
@@ -272,8 +571,20 @@ def redact_value(value: Any, finish: Callable[[str], str] | None = None) -> Any:
     """
     kinds: set[str] = set()  # an AWS key id among them asks for a second pass
     redact_one = _redacting(kinds)
+    # The id and its secret key may sit in two different fields: with an id
+    # anywhere, a 40-character secret is named as AWS's before any other shape.
+    aws: list[str] = []
+
+    def look(text: str) -> str:
+        if _AWS_ID.search(text):
+            aws.append(text)
+        return text
+
+    _walk(value, look)
 
     def leaf(text: str) -> str:
+        if aws:
+            text = _AWS_SECRET.sub(lambda m: _aws_secret(m, {}), text)
         text = redact_one(_json_in_string(text, kinds))
         return finish(text) if finish else text
 
@@ -304,7 +615,9 @@ def _walk(value: Any, on_string: Callable[[str], str], depth: int = 0) -> Any:
     if isinstance(value, dict):
         out = {}
         for key, item in list(value.items())[:_MAX_ITEMS]:
-            kind = key_kind(str(key)) if item not in (None, "") else None
+            found = secret_key(str(key)) if item not in (None, "") else None
+            sure = found is not None and (found[1] or isinstance(item, str) and looks_random(item))
+            kind = found[0] if found and sure else None
             out[str(key)] = redacted(kind) if kind else _walk(item, on_string, depth + 1)
         return out
     if isinstance(value, list | tuple):

@@ -104,13 +104,49 @@ def outside() -> tuple[list[Sample], list[str]]:
             if match is None:
                 skipped.append(f"{rule['id']}: pattern does not match its example")
                 continue
-            secret = match.group(1) if pattern.groups and match.group(1) else match.group()
+            secret = _secret_of(match)
             if len(secret.strip()) < _MIN_SECRET:
                 skipped.append(f"{rule['id']}: captures {len(secret)} characters")
                 continue
             shape = rule["id"].removeprefix("kingfisher.")
             samples.append(Sample(f"kingfisher:{rule['id']}", shape, example, secret.strip()))
     return samples, skipped
+
+
+def _secret_of(match: re.Match[str]) -> str:
+    """What a rule's match names as the secret: a group named as one (password, secret,
+    private key, base64), else the first group when it holds the others (a token and
+    its checksum), else the last group (`-u user -p password`); in a URL, its password.
+    """
+    names = {index: name for name, index in match.re.groupindex.items()}
+    groups = [(i, match.group(i)) for i in range(1, match.re.groups + 1) if match.group(i)]
+    named = [g for i, g in groups if re.search("pass|secret|private|b64", names.get(i, ""), re.I)]
+    if named:
+        secret = named[0]
+    elif not groups:
+        secret = match.group()
+    elif all(g in groups[0][1] for _, g in groups):
+        secret = groups[0][1]
+    else:
+        secret = groups[-1][1]
+    if secret.lstrip().startswith("{"):  # a credentials file: its secret field
+        field = re.search(r'"(?:private_key|client_secret|refresh_token)"\s*:\s*"([^"]+)"', secret)
+        secret = field.group(1) if field else secret
+    signature = re.search(r"(?:^|[?&])sig=([^&\s]+)", secret)  # an Azure SAS token
+    if signature:
+        return signature.group(1)
+    userinfo = re.search(r"://[^/@\s:]*:([^/@\s]+)@", secret)
+    if userinfo:
+        return userinfo.group(1)
+    if re.match(r"[\w:+.-]+://", secret):  # a URL: its query's longest value, or path part
+        named = re.search(r"[?&;](?i:password|pwd|secret|token|key|sig)=([^&#;\s]+)", secret)
+        if named:
+            return named.group(1)
+        query = re.findall(r"[?&;][^=&#;]+=([^&#;\s]+)", secret)
+        path = secret.split("://", 1)[1].partition("/")[2]
+        parts = query or re.split(r"[/@?#]", path)
+        return max(parts, key=len) or secret
+    return secret
 
 
 def true_shapes() -> list[Sample]:
@@ -123,10 +159,15 @@ def benign() -> list[Sample]:
 
 def leaked(redact: object, sample: Sample) -> bool:
     """The sample's secret (or a 12-character piece of it) is still in the redacted text."""
-    out = redact(sample.text)  # type: ignore[operator]
+    out = re.sub(r"\[redacted:\w+\]", "", redact(sample.text))  # type: ignore[operator]
     secret = sample.secret
     pieces = {secret} | {secret[i : i + 12] for i in range(0, max(len(secret) - 11, 1), 6)}
-    return any(piece in out for piece in pieces if len(piece) >= min(12, len(secret)))
+    # a piece kept as often as the text held it (`password 'password'` holds it twice)
+    return any(
+        out.count(piece) >= sample.text.count(piece)
+        for piece in pieces
+        if len(piece) >= min(12, len(secret))
+    )
 
 
 def iter_all() -> Iterator[Sample]:

@@ -243,6 +243,14 @@ def _benign() -> list[tuple[str, str]]:
         )
     for _ in range(10):
         add("unix_time", f"expires_at={rng.randint(1_700_000_000, 1_900_000_000)}")
+    for i in range(5):
+        sha = hashlib.sha1(f"r{i}".encode()).hexdigest()
+        md5 = hashlib.md5(sha.encode()).hexdigest()  # noqa: S324
+        digest = hashlib.sha256(sha.encode()).hexdigest()
+        order = uuid.UUID(int=rng.getrandbits(128), version=4)
+        add("assigned_hash", f"commit: {sha}", f'etag: "{md5}"', f"checksum={digest}")
+        add("assigned_hash", f"revision={sha}", f"digest: {digest}", f"order_id={order}")
+        add("assigned_hash", f'"request_id": "{order}"', f"build_sha={sha[:12]}")
     for _ in range(10):
         add("mongo_object_id", f"product id {rng.getrandbits(96):024x}")
     for _ in range(5):

@@ -7,14 +7,18 @@ host's pages, forms, error pages and commands behave as without chatmem.
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from flask import Flask
+from flask import Flask, render_template_string
+from flask.testing import FlaskClient
 from sqlalchemy import create_engine, inspect, make_url, text
 
 from chatmem import migrate as chatmem_migrate
@@ -73,9 +77,31 @@ def flask(app: Flask, *args: str) -> str:
     # (`extensions["migrate"]`), bound to that run's options; a shell starts a
     # new process per command, so start each one clean here.
     app.extensions["migrate"].configure_args.pop("process_revision_directives", None)
-    result = app.test_cli_runner().invoke(args=list(args), catch_exceptions=False)
+    with logging_kept():
+        result = app.test_cli_runner().invoke(args=list(args), catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return result.output
+
+
+@contextmanager
+def logging_kept() -> Iterator[None]:
+    """Undo what Flask-Migrate's env.py does to logging (`fileConfig` from alembic.ini).
+
+    It disables every logger that exists (chatmem's too) and replaces the
+    root's handlers (pytest's capture); in a shell that dies with the
+    command's process, here it would outlive the test.
+    """
+    loggers = [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)]
+    kept = [(lg, lg.disabled, lg.level, lg.propagate, lg.handlers[:]) for lg in loggers]
+    root = (logging.root.level, logging.root.handlers[:])
+    try:
+        yield
+    finally:
+        for lg, disabled, level, propagate, handlers in kept:
+            lg.disabled, lg.propagate, lg.handlers[:] = disabled, propagate, handlers
+            lg.setLevel(level)
+        logging.root.handlers[:] = root[1]
+        logging.root.setLevel(root[0])
 
 
 def tables(app: Flask) -> set[str]:
@@ -157,3 +183,102 @@ def test_both_upgrades_in_either_order(
     # directives it inspects when nothing changed, and Alembic's check fails.)
     again = flask(app, "db", "migrate", "-d", str(tmp_path / "migrations"), "-m", "nothing")
     assert "No changes in schema detected." in again
+
+
+def csrf_token(page: str) -> str:
+    match = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page)
+    assert match, page
+    return match.group(1)
+
+
+def sign_in(client: FlaskClient, username: str, password: str) -> None:
+    token = csrf_token(client.get("/auth/login").get_data(as_text=True))
+    answer = client.post(
+        "/auth/login", data={"username": username, "password": password, "csrf_token": token}
+    )
+    assert answer.status_code == 302 and answer.headers["Location"] == "/index"
+
+
+@pytest.fixture
+def host_only(url: str) -> Flask:
+    """The host's tables made by `db.create_all()`, chatmem's never: a test fixture's way."""
+    app = make_app(url)
+    with app.app_context():
+        db.create_all()
+    assert not any(name.startswith("chatmem_") for name in tables(app))
+    assert "Added alice." in flask(app, "microblog", "add-user", "alice", "wonderland")
+    return app
+
+
+def test_host_pages_answer_with_chatmem_tables_missing(
+    host_only: Flask, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="chatmem")
+    with host_only.test_client() as client:
+        sign_in(client, "alice", "wonderland")
+        token = csrf_token(client.get("/index").get_data(as_text=True))
+        posted = client.post("/index", data={"post": "hello", "csrf_token": token})
+        assert posted.status_code == 302
+        for _ in range(2):
+            page = client.get("/index")
+            assert page.status_code == 200
+            html = page.get_data(as_text=True)
+            # The badge renders nothing, the link stays; the footer's query runs
+            # after the badge on the same session (on PostgreSQL: not aborted).
+            assert 'href="/chatmem/memory"' in html and 'id="memory-badge"' not in html
+            assert "alice says: hello" in html and "1 members" in html
+    missing = [r for r in caplog.records if "chatmem's tables are missing" in r.getMessage()]
+    assert len(missing) == 1, "logged once, not on every page"
+
+
+def test_badge_counts_once_the_tables_are_made(host_only: Flask) -> None:
+    with host_only.test_client() as client:
+        sign_in(client, "alice", "wonderland")
+        assert 'id="memory-badge"' not in client.get("/index").get_data(as_text=True)
+        flask(host_only, "chatmem", "db", "upgrade")
+        with host_only.app_context():
+            memory = host_only.extensions["chatmem"].memory
+            alice = memory.load_user_by_name("alice")
+            memory.call_tool(
+                "remember", {"type": "fact", "text": "Posts are 140 characters."}, user=alice
+            )
+        html = client.get("/index").get_data(as_text=True)
+    assert '<span class="badge" id="memory-badge">1</span>' in html
+
+
+def test_badge_with_the_database_down_renders_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = make_app(f"sqlite:///{tmp_path / 'no such folder' / 'down.db'}")
+    caplog.set_level(logging.WARNING, logger="chatmem")
+    template = "[{{ chatmem_pending_count() }}] [{{ chatmem_memory_url() }}]"
+    with app.test_request_context("/"):
+        assert render_template_string(template) == "[0] [/chatmem/memory]"
+        assert render_template_string(template) == "[0] [/chatmem/memory]"
+    logged = [r for r in caplog.records if "did not answer" in r.getMessage()]
+    assert len(logged) == 1
+
+
+def test_host_csrf_error_pages_and_cli_are_unchanged(url: str) -> None:
+    app = make_app(url, TESTING=False)
+    flask(app, "chatmem", "db", "upgrade")
+    with app.app_context():
+        db.create_all()
+    flask(app, "microblog", "add-user", "alice", "wonderland")
+    assert "add-user" in flask(app, "microblog", "--help")
+    assert {"upgrade", "migrate", "init"} <= set(
+        re.findall(r"^  (\w+)", flask(app, "db", "--help"), re.M)
+    )
+    with app.test_client() as client:
+        sign_in(client, "alice", "wonderland")
+        refused = client.post("/index", data={"post": "no token"})
+        assert refused.status_code == 400 and "The CSRF token is missing." in refused.get_data(
+            as_text=True
+        )
+        missing = client.get("/no-such-page")
+        assert missing.status_code == 404
+        assert "Microblog: File Not Found" in missing.get_data(as_text=True)
+        broken = client.get("/boom")
+        assert broken.status_code == 500
+        assert "Microblog: An unexpected error has occurred" in broken.get_data(as_text=True)
+        assert "alice says" not in client.get("/index").get_data(as_text=True)

@@ -13,28 +13,23 @@ from flask_sqlalchemy import SQLAlchemy
 
 from chatmem import ChatMemory
 from chatmem import migrate as chatmem_migrate
-from tests.hosts.microblog.app import create_app
 from tests.hosts.microblog.app.extensions import db
-
-_apps: list[Flask] = []
-
-
-@pytest.fixture(autouse=True)
-def _dispose() -> Iterator[None]:
-    yield
-    while _apps:
-        with _apps.pop().app_context():
-            db.engine.dispose()
+from tests.hosts.microblog.testing import close_apps, empty_database, invoke, make_app
 
 
-def microblog(tmp_path: Path, **config: Any) -> Flask:
-    app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'mb.db'}", **config})
-    _apps.append(app)
-    return app
+@pytest.fixture
+def url(tmp_path: Path) -> Iterator[str]:
+    with empty_database(tmp_path) as url:
+        yield url
+    close_apps()
+
+
+def microblog(url: str, **config: Any) -> Flask:
+    return make_app(url, **config)
 
 
 def doctor(app: Flask, *args: str, env: dict[str, str] | None = None) -> Result:
-    return app.test_cli_runner().invoke(args=["chatmem", "doctor", *args], env=env)
+    return invoke(app, "chatmem", "doctor", *args, env=env)
 
 
 def lines(result: Result, level: str) -> list[str]:
@@ -47,8 +42,8 @@ def upgraded(app: Flask) -> Flask:
 
 
 @pytest.fixture
-def healthy(tmp_path: Path) -> Flask:
-    return upgraded(microblog(tmp_path))
+def healthy(url: str) -> Flask:
+    return upgraded(microblog(url))
 
 
 def test_a_healthy_host_passes(healthy: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -62,8 +57,8 @@ def test_a_healthy_host_passes(healthy: Flask, monkeypatch: pytest.MonkeyPatch) 
     assert result.output.rstrip().endswith("No problems found.")
 
 
-def test_missing_tables_fail(tmp_path: Path) -> None:
-    result = doctor(microblog(tmp_path))
+def test_missing_tables_fail(url: str) -> None:
+    result = doctor(microblog(url))
     assert result.exit_code == 1
     assert lines(result, "problem") == [
         "problem tables        chatmem's tables are missing: run `flask chatmem db upgrade`."
@@ -71,8 +66,8 @@ def test_missing_tables_fail(tmp_path: Path) -> None:
     assert "1 problem found." in result.output
 
 
-def test_tables_behind_fail(tmp_path: Path) -> None:
-    app = microblog(tmp_path)
+def test_tables_behind_fail(url: str) -> None:
+    app = microblog(url)
     with app.app_context():
         chatmem_migrate.upgrade(db.engine, "0009")
     result = doctor(app)
@@ -81,8 +76,8 @@ def test_tables_behind_fail(tmp_path: Path) -> None:
     assert f"at revision 0009, the newest is {chatmem_migrate.head()}" in problem
 
 
-def test_tables_from_create_all_fail(tmp_path: Path) -> None:
-    app = microblog(tmp_path)
+def test_tables_from_create_all_fail(url: str) -> None:
+    app = microblog(url)
     with app.app_context():
         app.extensions["chatmem"].memory.create_all()
     (problem,) = lines(doctor(app), "problem")
@@ -90,16 +85,15 @@ def test_tables_from_create_all_fail(tmp_path: Path) -> None:
 
 
 def test_database_down_fails(tmp_path: Path) -> None:
-    app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'nowhere' / 'x.db'}"})
-    _apps.append(app)
+    app = make_app(f"sqlite:///{tmp_path / 'nowhere' / 'x.db'}")
     result = doctor(app)
     assert result.exit_code == 1
     assert "problem database" in result.output and "cannot reach the database" in result.output
 
 
 @pytest.mark.parametrize("key", ["you-will-never-guess", "dev", "short"])
-def test_a_known_or_short_secret_key_fails(tmp_path: Path, key: str) -> None:
-    app = microblog(tmp_path, SECRET_KEY=key)
+def test_a_known_or_short_secret_key_fails(url: str, key: str) -> None:
+    app = microblog(url, SECRET_KEY=key)
     (problem, *_rest) = [p for p in lines(doctor(app), "problem") if "secret key" in p]
     assert "SECRET_KEY is a well-known or short example value" in problem
 
@@ -112,17 +106,17 @@ def test_several_workers_need_a_shared_store(healthy: Flask) -> None:
     assert "3 workers but CHATMEM_RATELIMIT_STORAGE_URI is memory://" in by_environ.output
 
 
-def test_an_unreachable_shared_store_fails(tmp_path: Path) -> None:
-    app = microblog(tmp_path, CHATMEM_RATELIMIT_STORAGE_URI="redis://127.0.0.1:9")
+def test_an_unreachable_shared_store_fails(url: str) -> None:
+    app = microblog(url, CHATMEM_RATELIMIT_STORAGE_URI="redis://127.0.0.1:9")
     app.test_cli_runner().invoke(args=["chatmem", "db", "upgrade"])
     result = doctor(app, "--workers", "4")
     assert result.exit_code == 1
     assert "the rate-limit store redis://127.0.0.1:9 does not answer." in result.output
 
 
-def test_a_provider_without_a_key_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_provider_without_a_key_fails(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    app = upgraded(microblog(tmp_path, CHATMEM_PROVIDER="openai"))
+    app = upgraded(microblog(url, CHATMEM_PROVIDER="openai"))
     result = doctor(app)
     assert result.exit_code == 1
     (problem,) = lines(result, "problem")
@@ -131,10 +125,10 @@ def test_a_provider_without_a_key_fails(tmp_path: Path, monkeypatch: pytest.Monk
     assert doctor(app).exit_code == 0
 
 
-def test_csp_is_reported(tmp_path: Path) -> None:
-    empty = doctor(upgraded(microblog(tmp_path, CHATMEM_SCREEN_CSP="")))
+def test_csp_is_reported(url: str) -> None:
+    empty = doctor(upgraded(microblog(url, CHATMEM_SCREEN_CSP="")))
     loose_csp = "default-src 'self'; script-src 'self' 'unsafe-inline'"
-    loose = doctor(upgraded(microblog(tmp_path, CHATMEM_SCREEN_CSP=loose_csp)))
+    loose = doctor(upgraded(microblog(url, CHATMEM_SCREEN_CSP=loose_csp)))
     assert empty.exit_code == loose.exit_code == 0  # a warning, not a failure
     assert "CHATMEM_SCREEN_CSP is empty" in lines(empty, "warn")[0]
     assert "lets scripts run from 'unsafe-inline'" in lines(loose, "warn")[0]

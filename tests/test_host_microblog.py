@@ -8,24 +8,25 @@ host's pages, forms, error pages and commands behave as without chatmem.
 from __future__ import annotations
 
 import logging
-import os
 import re
-import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 from flask import Flask, render_template_string
 from flask.testing import FlaskClient
-from sqlalchemy import create_engine, inspect, make_url, text
+from sqlalchemy import text
 
 from chatmem import migrate as chatmem_migrate
-from tests.hosts.microblog.app import create_app
 from tests.hosts.microblog.app.extensions import db
-
-PG_URL = os.environ.get("CHATMEM_TEST_DATABASE_URL")
+from tests.hosts.microblog.testing import (
+    close_apps,
+    empty_database,
+    flask,
+    invoke,
+    make_app,
+    tables,
+)
 
 # Flask-Migrate's own env.py template still tries Flask-SQLAlchemy's old
 # `get_engine()` first: the host's file, not chatmem's business.
@@ -34,81 +35,9 @@ pytestmark = pytest.mark.filterwarnings("ignore:'get_engine' is deprecated:Depre
 
 @pytest.fixture
 def url(tmp_path: Path) -> Iterator[str]:
-    """An empty database of the host's own: a SQLite file, or a new PostgreSQL database."""
-    if not PG_URL:
-        yield f"sqlite:///{tmp_path / 'microblog.db'}"
-        return
-    name = f"cm_microblog_{uuid.uuid4().hex[:10]}"
-    server = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    with server.connect() as connection:
-        connection.exec_driver_sql(f"CREATE DATABASE {name}")
-    try:
-        yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with server.connect() as connection:
-            connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        server.dispose()
-
-
-_apps: list[Flask] = []
-
-
-@pytest.fixture(autouse=True)
-def _dispose_engines(url: str) -> Iterator[None]:
-    """Close every app's pool before its database is dropped."""
-    yield
-    while _apps:
-        with _apps.pop().app_context():
-            db.session.remove()
-            db.engine.dispose()
-
-
-def make_app(url: str, *, chatmem_first: bool = False, **config: Any) -> Flask:
-    app = create_app(
-        {"SQLALCHEMY_DATABASE_URI": url, "TESTING": True, **config}, chatmem_first=chatmem_first
-    )
-    _apps.append(app)
-    return app
-
-
-def flask(app: Flask, *args: str) -> str:
-    """`flask ARGS` against this app, as the host's shell would run it; its output."""
-    # Flask-Migrate's env.py keeps the callback of its first run on the app
-    # (`extensions["migrate"]`), bound to that run's options; a shell starts a
-    # new process per command, so start each one clean here.
-    app.extensions["migrate"].configure_args.pop("process_revision_directives", None)
-    with logging_kept():
-        result = app.test_cli_runner().invoke(args=list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
-
-
-@contextmanager
-def logging_kept() -> Iterator[None]:
-    """Undo what Flask-Migrate's env.py does to logging (`fileConfig` from alembic.ini).
-
-    It disables every logger that exists (chatmem's too) and replaces the
-    root's handlers (pytest's capture); in a shell that dies with the
-    command's process, here it would outlive the test.
-    """
-    loggers = [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)]
-    kept = [(lg, lg.disabled, lg.level, lg.propagate, lg.handlers[:]) for lg in loggers]
-    root = (logging.root.level, logging.root.handlers[:])
-    try:
-        yield
-    finally:
-        for lg, disabled, level, propagate, handlers in kept:
-            lg.disabled, lg.propagate, lg.handlers[:] = disabled, propagate, handlers
-            lg.setLevel(level)
-        logging.root.handlers[:] = root[1]
-        logging.root.setLevel(root[0])
-
-
-def tables(app: Flask) -> set[str]:
-    with app.app_context():
-        names = set(inspect(db.engine).get_table_names())
-        db.engine.dispose()
-    return names
+    with empty_database(tmp_path) as url:
+        yield url
+    close_apps()
 
 
 def host_revision(app: Flask, migrations: Path) -> str:
@@ -183,6 +112,24 @@ def test_both_upgrades_in_either_order(
     # directives it inspects when nothing changed, and Alembic's check fails.)
     again = flask(app, "db", "migrate", "-d", str(tmp_path / "migrations"), "-m", "nothing")
     assert "No changes in schema detected." in again
+
+
+def test_one_deploy_command_upgrades_the_host_then_chatmem(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`flask chatmem db upgrade --with-host`, from the folder holding `migrations/`."""
+    monkeypatch.chdir(tmp_path)
+    host_revision(make_app(f"sqlite:///{tmp_path / 'scratch.db'}"), Path("migrations"))
+    app = make_app(url)
+
+    result = invoke(app, "chatmem", "db", "upgrade", "--with-host")
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"chatmem database is at {chatmem_migrate.head()}.\n"
+    assert "host database is upgraded (Flask-Migrate)." in result.stderr
+    assert {"user", "post", "alembic_version", "chatmem_guidance"} <= tables(app)
+    again = invoke(app, "chatmem", "db", "upgrade", "--with-host")
+    assert again.exit_code == 0 and again.stdout == result.stdout
 
 
 def csrf_token(page: str) -> str:

@@ -229,3 +229,26 @@ def test_host_csrf_error_pages_and_cli_are_unchanged(url: str) -> None:
         assert broken.status_code == 500
         assert "Microblog: An unexpected error has occurred" in broken.get_data(as_text=True)
         assert "alice says" not in client.get("/index").get_data(as_text=True)
+
+
+def test_the_documented_fixture_gives_chatmem_its_tables(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """integrate.md's fixture: `db.create_all()` then `memory.create_all()`."""
+    app = make_app(url)
+    with app.app_context():
+        db.create_all()
+        memory = app.extensions["chatmem"].memory
+        memory.create_all()
+    flask(app, "microblog", "add-user", "alice", "wonderland")
+    with app.test_client() as client:
+        sign_in(client, "alice", "wonderland")
+        token = csrf_token(client.get("/index").get_data(as_text=True))
+        client.post("/index", data={"post": "first", "csrf_token": token})
+        with app.app_context():
+            alice = memory.load_user_by_name("alice")
+            edited = memory.call_tool("edit-post", {"post_id": 1, "body": "edited"}, user=alice)
+            db.session.commit()
+        assert edited == {"id": 1, "body": "edited"}
+        assert "alice says: edited" in client.get("/index").get_data(as_text=True)
+    assert not [r for r in caplog.records if r.name.startswith("chatmem")]

@@ -151,8 +151,15 @@ def db_group() -> None:
 
 @db_group.command("upgrade")
 @click.argument("revision", default="head")
-def db_upgrade(revision: str) -> None:
+@click.option(
+    "--with-host",
+    is_flag=True,
+    help="First run the host's own upgrade to head (Flask-Migrate's or Flask-Alembic's).",
+)
+def db_upgrade(revision: str, with_host: bool) -> None:
     """Create or update chatmem's tables on the app's database."""
+    if with_host:
+        _host_upgrade()
     current_memory().upgrade_db(revision)
     click.echo(f"chatmem database is at {_migrate().current(current_memory().db.engine)}.")
 
@@ -185,6 +192,54 @@ def db_revision(message: str, empty: bool) -> None:
     chatmem/migrations/versions/ for review.
     """
     _migrate().revision(current_memory().db.engine, message, autogenerate=not empty)
+
+
+def _host_upgrade() -> None:
+    """The host's `flask db upgrade`, in this process: one deploy command runs both.
+
+    Messages go to stderr: stdout stays the one line scripts read.
+    """
+    from flask import current_app
+
+    if "migrate" in current_app.extensions:
+        import flask_migrate
+
+        flask_migrate.upgrade()  # the directory given to Migrate(...), "migrations" by default
+        click.echo("host database is upgraded (Flask-Migrate).", err=True)
+    elif "alembic" in current_app.extensions:
+        current_app.extensions["alembic"].upgrade()
+        click.echo("host database is upgraded (Flask-Alembic).", err=True)
+    else:
+        click.echo(
+            "No Flask-Migrate or Flask-Alembic on this app: only chatmem's upgrade runs.",
+            err=True,
+        )
+
+
+@chatmem_cli.command("doctor")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="How many worker processes serve the app (default: $WEB_CONCURRENCY, else 1).",
+)
+def doctor(workers: int | None) -> None:
+    """Check the database, hooks, secret key, rate limits, CSP and provider; exit 1 on a problem."""
+    from flask import current_app
+
+    from . import doctor as checks
+
+    memory = current_memory()
+    count = workers or checks.workers_from_environ()
+    findings = checks.check(current_app, memory, workers=count)
+    width = max(len(f.topic) for f in findings)
+    for finding in findings:
+        click.echo(f"{finding.level:<7} {finding.topic:<{width}}  {finding.message}")
+    problems = sum(f.level == checks.PROBLEM for f in findings)
+    if problems:
+        click.echo(f"{problems} problem{'s' if problems != 1 else ''} found.", err=True)
+        raise SystemExit(1)
+    click.echo("No problems found.")
 
 
 def _migrate():  # type: ignore[no-untyped-def]

@@ -7,6 +7,7 @@ from flask_sqlalchemy import SQLAlchemy
 
 from . import config as _config
 from . import host_autogenerate as _host_autogenerate
+from . import host_logging as _host_logging
 from . import upkeep as _upkeep
 from .auth import ratelimit as _ratelimit
 from .core import MemoryCore, current_memory
@@ -44,6 +45,7 @@ class ChatMemory(MemoryCore):
         _config.apply_defaults(app.config)
         settings = _config.Settings(app.config)
         _ratelimit.init_app(app)
+        _host_logging.install()  # chatmem's records reach the handlers on app.logger
         app.extensions["chatmem"] = self._new_state(settings)
         from .blueprints import register_blueprints
         from .cli import chatmem_cli

@@ -508,6 +508,11 @@ def check_db_upgrade(runner: Runner, command: str, ran: Ran) -> None:
         assert runner.sql("SELECT version_num FROM chatmem_alembic_version") == [(migrate.head(),)]
 
 
+def check_doctor(runner: Runner, command: str, ran: Ran) -> None:
+    assert ran.stdout.rstrip().endswith("No problems found."), ran.explain()
+    assert not re.search(r"^problem ", ran.stdout, re.M), ran.explain()
+
+
 def check_db_current(runner: Runner, command: str, ran: Ran) -> None:
     head = migrate.head()
     assert ran.stdout.splitlines() == [f"current: {head}", f"head: {head}"], ran.explain()
@@ -729,6 +734,7 @@ RULES: list[Rule] = [
     Rule("token list", _chatmem("token list"), check_token_list),
     Rule("db upgrade", _chatmem("db upgrade"), check_db_upgrade),
     Rule("db current", _chatmem("db current"), check_db_current),
+    Rule("doctor", _chatmem("doctor"), check_doctor),
     Rule("db downgrade", _chatmem("db downgrade"), check_db_downgrade),
     Rule("db revision", _chatmem("db revision"), check_db_revision),
     Rule("sweep", _chatmem("sweep"), check_sweep),

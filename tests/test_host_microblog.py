@@ -7,21 +7,26 @@ host's pages, forms, error pages and commands behave as without chatmem.
 
 from __future__ import annotations
 
-import os
-import uuid
+import logging
+import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from flask import Flask
-from sqlalchemy import create_engine, inspect, make_url, text
+from flask import Flask, render_template_string
+from flask.testing import FlaskClient
+from sqlalchemy import text
 
 from chatmem import migrate as chatmem_migrate
-from tests.hosts.microblog.app import create_app
 from tests.hosts.microblog.app.extensions import db
-
-PG_URL = os.environ.get("CHATMEM_TEST_DATABASE_URL")
+from tests.hosts.microblog.testing import (
+    close_apps,
+    empty_database,
+    flask,
+    invoke,
+    make_app,
+    tables,
+)
 
 # Flask-Migrate's own env.py template still tries Flask-SQLAlchemy's old
 # `get_engine()` first: the host's file, not chatmem's business.
@@ -30,59 +35,9 @@ pytestmark = pytest.mark.filterwarnings("ignore:'get_engine' is deprecated:Depre
 
 @pytest.fixture
 def url(tmp_path: Path) -> Iterator[str]:
-    """An empty database of the host's own: a SQLite file, or a new PostgreSQL database."""
-    if not PG_URL:
-        yield f"sqlite:///{tmp_path / 'microblog.db'}"
-        return
-    name = f"cm_microblog_{uuid.uuid4().hex[:10]}"
-    server = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    with server.connect() as connection:
-        connection.exec_driver_sql(f"CREATE DATABASE {name}")
-    try:
-        yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with server.connect() as connection:
-            connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        server.dispose()
-
-
-_apps: list[Flask] = []
-
-
-@pytest.fixture(autouse=True)
-def _dispose_engines(url: str) -> Iterator[None]:
-    """Close every app's pool before its database is dropped."""
-    yield
-    while _apps:
-        with _apps.pop().app_context():
-            db.session.remove()
-            db.engine.dispose()
-
-
-def make_app(url: str, *, chatmem_first: bool = False, **config: Any) -> Flask:
-    app = create_app(
-        {"SQLALCHEMY_DATABASE_URI": url, "TESTING": True, **config}, chatmem_first=chatmem_first
-    )
-    _apps.append(app)
-    return app
-
-
-def flask(app: Flask, *args: str) -> str:
-    """`flask ARGS` against this app, as the host's shell would run it; its output."""
-    # Flask-Migrate's env.py keeps the callback of its first run on the app
-    # (`extensions["migrate"]`), bound to that run's options; a shell starts a
-    # new process per command, so start each one clean here.
-    app.extensions["migrate"].configure_args.pop("process_revision_directives", None)
-    result = app.test_cli_runner().invoke(args=list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
-
-
-def tables(app: Flask) -> set[str]:
-    with app.app_context():
-        names = set(inspect(db.engine).get_table_names())
-        db.engine.dispose()
-    return names
+    with empty_database(tmp_path) as url:
+        yield url
+    close_apps()
 
 
 def host_revision(app: Flask, migrations: Path) -> str:
@@ -157,3 +112,143 @@ def test_both_upgrades_in_either_order(
     # directives it inspects when nothing changed, and Alembic's check fails.)
     again = flask(app, "db", "migrate", "-d", str(tmp_path / "migrations"), "-m", "nothing")
     assert "No changes in schema detected." in again
+
+
+def test_one_deploy_command_upgrades_the_host_then_chatmem(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`flask chatmem db upgrade --with-host`, from the folder holding `migrations/`."""
+    monkeypatch.chdir(tmp_path)
+    host_revision(make_app(f"sqlite:///{tmp_path / 'scratch.db'}"), Path("migrations"))
+    app = make_app(url)
+
+    result = invoke(app, "chatmem", "db", "upgrade", "--with-host")
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"chatmem database is at {chatmem_migrate.head()}.\n"
+    assert "host database is upgraded (Flask-Migrate)." in result.stderr
+    assert {"user", "post", "alembic_version", "chatmem_guidance"} <= tables(app)
+    again = invoke(app, "chatmem", "db", "upgrade", "--with-host")
+    assert again.exit_code == 0 and again.stdout == result.stdout
+
+
+def csrf_token(page: str) -> str:
+    match = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page)
+    assert match, page
+    return match.group(1)
+
+
+def sign_in(client: FlaskClient, username: str, password: str) -> None:
+    token = csrf_token(client.get("/auth/login").get_data(as_text=True))
+    answer = client.post(
+        "/auth/login", data={"username": username, "password": password, "csrf_token": token}
+    )
+    assert answer.status_code == 302 and answer.headers["Location"] == "/index"
+
+
+@pytest.fixture
+def host_only(url: str) -> Flask:
+    """The host's tables made by `db.create_all()`, chatmem's never: a test fixture's way."""
+    app = make_app(url)
+    with app.app_context():
+        db.create_all()
+    assert not any(name.startswith("chatmem_") for name in tables(app))
+    assert "Added alice." in flask(app, "microblog", "add-user", "alice", "wonderland")
+    return app
+
+
+def test_host_pages_answer_with_chatmem_tables_missing(
+    host_only: Flask, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="chatmem")
+    with host_only.test_client() as client:
+        sign_in(client, "alice", "wonderland")
+        token = csrf_token(client.get("/index").get_data(as_text=True))
+        posted = client.post("/index", data={"post": "hello", "csrf_token": token})
+        assert posted.status_code == 302
+        for _ in range(2):
+            page = client.get("/index")
+            assert page.status_code == 200
+            html = page.get_data(as_text=True)
+            # The badge renders nothing, the link stays; the footer's query runs
+            # after the badge on the same session (on PostgreSQL: not aborted).
+            assert 'href="/chatmem/memory"' in html and 'id="memory-badge"' not in html
+            assert "alice says: hello" in html and "1 members" in html
+    missing = [r for r in caplog.records if "chatmem's tables are missing" in r.getMessage()]
+    assert len(missing) == 1, "logged once, not on every page"
+
+
+def test_badge_counts_once_the_tables_are_made(host_only: Flask) -> None:
+    with host_only.test_client() as client:
+        sign_in(client, "alice", "wonderland")
+        assert 'id="memory-badge"' not in client.get("/index").get_data(as_text=True)
+        flask(host_only, "chatmem", "db", "upgrade")
+        with host_only.app_context():
+            memory = host_only.extensions["chatmem"].memory
+            alice = memory.load_user_by_name("alice")
+            memory.call_tool(
+                "remember", {"type": "fact", "text": "Posts are 140 characters."}, user=alice
+            )
+        html = client.get("/index").get_data(as_text=True)
+    assert '<span class="badge" id="memory-badge">1</span>' in html
+
+
+def test_badge_with_the_database_down_renders_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = make_app(f"sqlite:///{tmp_path / 'no such folder' / 'down.db'}")
+    caplog.set_level(logging.WARNING, logger="chatmem")
+    template = "[{{ chatmem_pending_count() }}] [{{ chatmem_memory_url() }}]"
+    with app.test_request_context("/"):
+        assert render_template_string(template) == "[0] [/chatmem/memory]"
+        assert render_template_string(template) == "[0] [/chatmem/memory]"
+    logged = [r for r in caplog.records if "did not answer" in r.getMessage()]
+    assert len(logged) == 1
+
+
+def test_host_csrf_error_pages_and_cli_are_unchanged(url: str) -> None:
+    app = make_app(url, TESTING=False)
+    flask(app, "chatmem", "db", "upgrade")
+    with app.app_context():
+        db.create_all()
+    flask(app, "microblog", "add-user", "alice", "wonderland")
+    assert "add-user" in flask(app, "microblog", "--help")
+    assert {"upgrade", "migrate", "init"} <= set(
+        re.findall(r"^  (\w+)", flask(app, "db", "--help"), re.M)
+    )
+    with app.test_client() as client:
+        sign_in(client, "alice", "wonderland")
+        refused = client.post("/index", data={"post": "no token"})
+        assert refused.status_code == 400 and "The CSRF token is missing." in refused.get_data(
+            as_text=True
+        )
+        missing = client.get("/no-such-page")
+        assert missing.status_code == 404
+        assert "Microblog: File Not Found" in missing.get_data(as_text=True)
+        broken = client.get("/boom")
+        assert broken.status_code == 500
+        assert "Microblog: An unexpected error has occurred" in broken.get_data(as_text=True)
+        assert "alice says" not in client.get("/index").get_data(as_text=True)
+
+
+def test_the_documented_fixture_gives_chatmem_its_tables(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """integrate.md's fixture: `db.create_all()` then `memory.create_all()`."""
+    app = make_app(url)
+    with app.app_context():
+        db.create_all()
+        memory = app.extensions["chatmem"].memory
+        memory.create_all()
+    flask(app, "microblog", "add-user", "alice", "wonderland")
+    with app.test_client() as client:
+        sign_in(client, "alice", "wonderland")
+        token = csrf_token(client.get("/index").get_data(as_text=True))
+        client.post("/index", data={"post": "first", "csrf_token": token})
+        with app.app_context():
+            alice = memory.load_user_by_name("alice")
+            edited = memory.call_tool("edit-post", {"post_id": 1, "body": "edited"}, user=alice)
+            db.session.commit()
+        assert edited == {"id": 1, "body": "edited"}
+        assert "alice says: edited" in client.get("/index").get_data(as_text=True)
+    assert not [r for r in caplog.records if r.name.startswith("chatmem")]

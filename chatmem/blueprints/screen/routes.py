@@ -14,7 +14,7 @@ import io
 import json
 from typing import Any
 
-from flask import Blueprint, flash, jsonify, render_template, request, url_for
+from flask import Blueprint, flash, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError
 from sqlalchemy.exc import SQLAlchemyError
@@ -50,7 +50,7 @@ from ...memory.screening import Flag
 from ...memory.settings import SETTINGS
 from ...permissions import user_id_of
 from ..http_errors import outage_page, server_failure
-from . import desk_view
+from . import desk_view, navigation
 from .access import (
     admin_only,
     current_user,
@@ -685,10 +685,10 @@ def _navigation() -> dict[str, Any]:
     """For the host's navigation: the badge count (queried only when called) and the link."""
 
     def chatmem_pending_count() -> int:
-        return int(current_memory().pending_count())
+        return navigation.pending_count()  # 0, never an error, on a host page
 
     def chatmem_memory_url(**params: Any) -> str:
-        return url_for("chatmem_memory.index", **params)
+        return navigation.memory_url(**params)
 
     return {
         "chatmem_pending_count": chatmem_pending_count,

@@ -602,7 +602,16 @@ def check_curl(runner: Runner, command: str, ran: Ran) -> None:
         raise AssertionError(f"what should `{command}` answer? teach check_curl")
 
 
-EXPECTED_OUTPUT = {"examples/minimal_app.py": ("## Project memory", "refused: blocked_by_memory")}
+EXPECTED_OUTPUT = {
+    "examples/minimal_app.py": ("## Project memory", "refused: blocked_by_memory"),
+    "examples/blog/tour.py": (
+        "john edits susan's post: refused: forbidden",
+        "Memory screen: Pending review · Memory · Blog",
+        "style-src 'self' https://cdn.jsdelivr.net 'nonce-",
+        "an agent edits susan's post: refused: blocked_by_memory",
+        "dry run: would have refused 2 calls",
+    ),
+}
 
 
 def check_script(runner: Runner, command: str, ran: Ran) -> None:

@@ -4,8 +4,9 @@ Sources:
 
 - Markdown (`README.md`, `docs/**/*.md`): each fenced block, with its language
   and the `<!-- commands: ... -->` annotation right before it, if any;
-- `examples/*.py` and `examples/*/tour.py`: the reST literal blocks (`::` then indented lines) of each
-  module docstring: that is where an example says how to run it;
+- `examples/*.py` and `examples/*/tour.py`: the reST literal blocks (`::`
+  then indented lines) of each module docstring: that is where an example
+  says how to run it;
 - the demo's own pages, rendered by the app (not read from the templates):
   each `<pre>` of the login, chat and Connect pages, and the commands in
   backticks of the chat's help notice.

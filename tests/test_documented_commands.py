@@ -611,6 +611,14 @@ EXPECTED_OUTPUT = {
         "an agent edits susan's post: refused: blocked_by_memory",
         "dry run: would have refused 2 calls",
     ),
+    "examples/forum/tour.py": (
+        "Memory screen: Pending review · Memory · Forum (dark)",
+        "edit a post in forum 2: refused: blocked_by_memory",
+        "move topic 15 into forum 2: refused: blocked_by_memory",
+        "edit a post in forum 3: {'post_id': 3}",
+        "edit a post in topic 15: refused: blocked_by_memory",
+        "upkeep after topic 15 was deleted: 1 target gone",
+    ),
 }
 
 

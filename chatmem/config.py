@@ -218,7 +218,7 @@ SETTINGS: dict[str, Setting] = {
     ),
     "CHATMEM_STALE_TARGETS": Setting(
         "flag",
-        "What the sweep does with an active entry whose `post_id:`/`post_type:` target no "
+        "What the sweep does with an active entry whose `post_id:`/`post_type:`/`label:` target no "
         "longer resolves or whose `tool:` target names no registered tool: `flag` marks it "
         '"target gone" on the screen; `review` also moves it back to Pending with a note.',
         choice("flag", "review"),

@@ -11,6 +11,11 @@ all. Rather than loosening it to `'unsafe-inline'`, the host:
 The nonce is made once per request, and only a request whose page asked for
 it gets `'nonce-…'` in its policy: a host policy that relies on
 `'unsafe-inline'` keeps working (a nonce would switch that off).
+
+A host that already makes nonces (Flask-Talisman sets `request.csp_nonce`
+and its own `csp_nonce()` template global) keeps its own: chatmem's global
+is added only where none exists, and returns the request's nonce when there
+is one, so the page and every header agree.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import secrets
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from flask import g, has_request_context
+from flask import Flask, g, has_request_context, request
 
 #: The per-request nonce, once a template asked for it.
 _NONCE = "_chatmem_csp_nonce"
@@ -40,9 +45,15 @@ def csp_nonce() -> str:
         return ""
     nonce = g.get(_NONCE)
     if nonce is None:
-        nonce = secrets.token_urlsafe(18)
+        nonce = getattr(request, "csp_nonce", None) or secrets.token_urlsafe(18)
         setattr(g, _NONCE, nonce)
     return str(nonce)
+
+
+def install(app: Flask) -> None:
+    """`csp_nonce()` for the host's templates, unless the host has one already."""
+    if "csp_nonce" not in app.jinja_env.globals:
+        app.add_template_global(csp_nonce)
 
 
 def used_nonce() -> str | None:

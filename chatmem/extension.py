@@ -6,12 +6,12 @@ from flask import Flask, current_app
 from flask_sqlalchemy import SQLAlchemy
 
 from . import config as _config
+from . import csp as _csp
 from . import host_autogenerate as _host_autogenerate
 from . import host_logging as _host_logging
 from . import upkeep as _upkeep
 from .auth import ratelimit as _ratelimit
 from .core import MemoryCore, current_memory
-from .csp import csp_nonce
 from .permissions import user_id_of, user_name_of
 
 __all__ = ["ChatMemory", "current_memory", "user_id_of", "user_name_of"]
@@ -52,7 +52,7 @@ class ChatMemory(MemoryCore):
 
         register_blueprints(app)
         # For the host's layout: <script nonce="{{ csp_nonce() }}"> (see csp.py).
-        app.add_template_global(csp_nonce)
+        _csp.install(app)
         app.cli.add_command(chatmem_cli)
         _upkeep.install_session_events()
         if float(settings["CHATMEM_BACKGROUND_SWEEP_SECONDS"]) > 0 and not app.testing:

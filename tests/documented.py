@@ -4,8 +4,9 @@ Sources:
 
 - Markdown (`README.md`, `docs/**/*.md`): each fenced block, with its language
   and the `<!-- commands: ... -->` annotation right before it, if any;
-- `examples/*.py`: the reST literal blocks (`::` then indented lines) of each
-  module docstring: that is where an example says how to run it;
+- `examples/*.py` and `examples/*/tour.py`: the reST literal blocks (`::`
+  then indented lines) of each module docstring: that is where an example
+  says how to run it;
 - the demo's own pages, rendered by the app (not read from the templates):
   each `<pre>` of the login, chat and Connect pages, and the commands in
   backticks of the chat's help notice.
@@ -168,7 +169,9 @@ def example_blocks(path: Path) -> list[Block]:
 
 
 def example_files() -> list[Path]:
-    return sorted((ROOT / "examples").glob("*.py"))
+    """Each example module, and each example app's `tour.py` (examples/blog/tour.py)."""
+    examples = ROOT / "examples"
+    return sorted([*examples.glob("*.py"), *examples.glob("*/tour.py")])
 
 
 # -- the demo's pages -------------------------------------------------------------

@@ -607,7 +607,24 @@ def check_curl(runner: Runner, command: str, ran: Ran) -> None:
         raise AssertionError(f"what should `{command}` answer? teach check_curl")
 
 
-EXPECTED_OUTPUT = {"examples/minimal_app.py": ("## Project memory", "refused: blocked_by_memory")}
+EXPECTED_OUTPUT = {
+    "examples/minimal_app.py": ("## Project memory", "refused: blocked_by_memory"),
+    "examples/blog/tour.py": (
+        "john edits susan's post: refused: forbidden",
+        "Memory screen: Pending review · Memory · Blog",
+        "style-src 'self' https://cdn.jsdelivr.net 'nonce-",
+        "an agent edits susan's post: refused: blocked_by_memory",
+        "dry run: would have refused 2 calls",
+    ),
+    "examples/forum/tour.py": (
+        "Memory screen: Pending review · Memory · Forum (dark)",
+        "edit a post in forum 2: refused: blocked_by_memory",
+        "move topic 15 into forum 2: refused: blocked_by_memory",
+        "edit a post in forum 3: {'post_id': 3}",
+        "edit a post in topic 15: refused: blocked_by_memory",
+        "upkeep after topic 15 was deleted: 1 target gone",
+    ),
+}
 
 
 def check_script(runner: Runner, command: str, ran: Ran) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy.orm import Mapped, mapped_column
 
 from chatmem import ChatmemError
 from chatmem.config import SETTINGS
@@ -95,15 +96,28 @@ def test_the_readme_snippet_plugs_a_tool_in(database_url: str) -> None:
 
     code = README.split("## Plug it into your app", 1)[1].split("```python\n", 1)[1]
     code = code.split("```", 1)[0]
+    from chatmem import Forbidden, NotFound
+
     app = Flask("snippet")
     app.config.update(SQLALCHEMY_DATABASE_URI=database_url, SECRET_KEY="test")
     db = SQLAlchemy(app)
-    namespace: dict[str, Any] = {"__name__": "readme_snippet", "app": app, "db": db}
+
+    class Post(db.Model):  # type: ignore[name-defined]
+        __tablename__ = "readme_post"
+        id: Mapped[int] = mapped_column(primary_key=True)
+        title: Mapped[str]
+        author_id: Mapped[int]
+
+    namespace: dict[str, Any] = {"__name__": "readme_snippet", "app": app, "db": db, "Post": Post}
     exec(compile(code, "README.md", "exec"), namespace)
     memory = namespace["memory"]
 
     class Curator:
         capabilities = {"manage_options"}
+
+    class Author:
+        def __init__(self, id: int) -> None:
+            self.id, self.capabilities = id, {"edit_posts"}
 
     with app.test_request_context():
         tool = memory.registry.find("update-post", memory.server_name)
@@ -111,3 +125,22 @@ def test_the_readme_snippet_plugs_a_tool_in(database_url: str) -> None:
         assert tool.input_schema["required"] == ["post_id", "title"]
         assert memory.can(Curator(), "manage_options")
         assert not memory.can(Curator(), "edit_posts")
+        from chatmem.memory.models import Base as ChatmemBase
+
+        ChatmemBase.metadata.drop_all(db.engine)
+        db.drop_all()
+        db.create_all()
+        memory.create_all()
+        db.session.add(Post(id=7, title="Hello", author_id=1))
+        db.session.commit()
+        # The ownership check through `context`: the author may, another editor may not.
+        with pytest.raises(Forbidden):
+            memory.call_tool("update-post", {"post_id": 7, "title": "Hers"}, user=Author(2))
+        with pytest.raises(NotFound):
+            memory.call_tool("update-post", {"post_id": 8, "title": "x"}, user=Author(1))
+        done = memory.call_tool("update-post", {"post_id": 7, "title": "Mine"}, user=Author(1))
+        assert done == {"post_id": 7, "title": "Mine"}
+        db.session.expire_all()
+        assert db.session.get(Post, 7).title == "Mine"
+        db.session.remove()
+        db.engine.dispose()

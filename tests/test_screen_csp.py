@@ -112,3 +112,25 @@ def test_a_bad_layout_setting_fails_at_start_naming_it(
     with pytest.raises(ConfigError) as caught:
         create_host_app(database_url, seed=False, **{key: value})
     assert list(caught.value.errors) == [key]
+
+
+def test_a_host_that_makes_its_own_nonces_keeps_them(database_url: str) -> None:
+    """As Flask-Talisman does: a `csp_nonce` global of its own and `request.csp_nonce`."""
+    from flask import request
+
+    app = Flask("talisman_like")
+    app.jinja_env.globals["csp_nonce"] = lambda: request.csp_nonce  # type: ignore[attr-defined]
+    before = app.jinja_env.globals["csp_nonce"]
+    host = layout_host(database_url, CHATMEM_BASE_TEMPLATE="mine.html")
+
+    @host.before_request
+    def make_nonce() -> None:
+        request.csp_nonce = "host-made-nonce"  # type: ignore[attr-defined]
+
+    html, csp = screen(host)
+    assert '<script nonce="host-made-nonce">' in html
+    assert "script-src 'self' 'nonce-host-made-nonce'" in csp
+    from chatmem import csp as chatmem_csp
+
+    chatmem_csp.install(app)
+    assert app.jinja_env.globals["csp_nonce"] is before

@@ -15,11 +15,13 @@ import pytest
 from flask import Flask
 from sqlalchemy import select
 
-from chatmem import BlockedByMemory
+from chatmem import ApprovalRequired, BlockedByMemory
 from chatmem.memory import guidance
 from chatmem.memory.guardrails import canonical_label, parse_target, target_warning
 from chatmem.memory.models import Guidance, LedgerEntry
 from tests.channels import MCP, REST, Channels
+from tests.screen_helpers import SCREEN, propose
+from tests.test_upkeep import squash
 
 # post id -> (author, forum, topic) in the test host.
 POSTS = {7: ("john", 2, 14), 42: ("mary", 2, 15), 3: ("john", 5, 16)}
@@ -194,3 +196,38 @@ def test_a_guardrail_on_a_host_label_refuses_the_call_on_every_channel(
         error = answer["error"]
         assert error["code"] == "blocked_by_memory", name
         assert f"#{rule}" in error["message"], name
+
+
+def test_an_ask_guardrail_on_a_label_holds_the_call(labelled: Any, db: Any, editor: Any) -> None:
+    rule = guard(db, "label:forum:5", "ask")
+    with pytest.raises(ApprovalRequired) as held:
+        labelled.call_tool("update-post", {"post_id": 3, "title": "x"}, user=editor)
+    assert held.value.details["guidance_id"] == rule.id
+    assert edit(labelled, editor, 7) == {"id": 7, "title": "x"}
+
+
+def test_the_screen_dry_runs_a_proposed_label_guardrail_and_warns_without_the_hook(
+    app: Flask, client: Any, editor: Any
+) -> None:
+    memory = app.extensions["test_host"]["memory"]
+    memory.target_labels(labels_of_posts)
+    with app.app_context():
+        for post_id in (7, 3, 42):
+            edit(memory, editor, post_id)
+        propose(
+            memory,
+            "Never edit John's posts.",
+            type="guardrail",
+            target="label:author:john",
+            severity="block",
+        )
+        propose(
+            memory, "Ask about forum 2.", type="guardrail", target="label:forum:2", severity="ask"
+        )
+        memory.db.session.remove()
+    page = squash(client.get(f"{SCREEN}?tab=pending").get_data(as_text=True))
+    assert "would have refused 2 calls in the last 30 days" in page
+    assert "never matches" not in page
+    memory._target_labels = None
+    page = squash(client.get(f"{SCREEN}?tab=pending").get_data(as_text=True))
+    assert "the site gives tool calls no labels" in page

@@ -25,7 +25,7 @@ from .recall import topic_filter
 
 Q_MAX = 200
 ORIGINS = ("agent", "admin")
-TARGET_KINDS = ("tool", "post_id", "post_type", "none")
+TARGET_KINDS = ("tool", "post_id", "post_type", "label", "none")
 SORTS = ("newest", "oldest", "title", "hits")
 SCOPES_SHOWN = 50  # the scope filter's suggestions
 GLOBAL = "global"  # an entry without a scope applies everywhere
@@ -88,6 +88,8 @@ def _target_kind(kind: str) -> ColumnElement[bool]:
         return post_id
     if kind == "post_type":
         return post_type
+    if kind == "label":
+        return target.like("label:%")
     if kind == "none":
         return or_(Guidance.target.is_(None), Guidance.target == "")
     # A tool: `tool:slug` or a bare slug (a target with no other prefix).

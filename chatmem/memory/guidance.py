@@ -79,7 +79,8 @@ FIELDS_SCHEMA: dict[str, Any] = {
         "maxLength": TARGET_MAX,
         "description": (
             "What a block guardrail refuses (an ask one holds for a curator): tool:<slug>, "
-            "post_id:<id> or post_type:<type>."
+            "post_id:<id>, post_type:<type> or label:<label> (a label the site gives its "
+            "tool calls, such as label:author:john)."
         ),
     },
     "severity": {

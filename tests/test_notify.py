@@ -403,7 +403,7 @@ def test_a_redirect_to_another_host_is_never_posted_to(app: Flask, receiver: Rec
 def test_no_agent_written_word_reaches_the_webhook(app: Flask, receiver: Receiver) -> None:
     """Title and text alike: a secret no redaction rule knows cannot leak through the label."""
     reconfigure(app, CHATMEM_NOTIFY_WEBHOOK=receiver.url)
-    secret = "zq9-unknown-shape-7Hf2Kd"
+    secret = "the-kestrel-passphrase-is-marmalade"  # prose, no detector's shape
     result = work(app, lambda m, db: remember(m, title=f"Key {secret}", text=f"Use {secret}."))
     assert work(app, lambda m, db: m.deliver_notices()).sent == 1
     raw = receiver.raw[0].decode()

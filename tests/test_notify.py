@@ -401,11 +401,11 @@ def test_a_redirect_to_another_host_is_never_posted_to(app: Flask, receiver: Rec
 
 
 def test_no_agent_written_word_reaches_the_webhook(app: Flask, receiver: Receiver) -> None:
-    """Title and text alike: a secret no redaction rule knows cannot leak through the label."""
+    """Title and text alike: whatever an agent wrote (a secret no rule knows, say) stays home."""
     reconfigure(app, CHATMEM_NOTIFY_WEBHOOK=receiver.url)
-    secret = "the-kestrel-passphrase-is-marmalade"  # prose, no detector's shape
-    result = work(app, lambda m, db: remember(m, title=f"Key {secret}", text=f"Use {secret}."))
+    title, text = "Quartermaster note", "The quartermaster keeps the spare keys in room 4."
+    result = work(app, lambda m, db: remember(m, title=title, text=text))
     assert work(app, lambda m, db: m.deliver_notices()).sent == 1
     raw = receiver.raw[0].decode()
-    assert secret not in raw and "Key" not in raw
+    assert "quartermaster" not in raw.lower() and "room 4" not in raw
     assert receiver.bodies[0]["title"] == f"Proposal #{result['id']} (fact)"

@@ -349,8 +349,8 @@ def test_the_demo_tells_admins_what_waits_and_for_how_long(demo_app: Flask) -> N
     demo(demo_app, backdate)
     admin = DemoClient(demo_app, "admin")
     page = squash(admin.client.get("/chat").get_data(as_text=True))
-    # The hook's notice carries a neutral label; the demo reads the title by id.
-    assert "New proposal from editor: “Invoices are numbered by year.” · <a" in page
+    assert f"New proposal from editor: Proposal #{entry_id} (fact) · <a" in page
+    assert "Invoices are numbered" not in page, "the notice carries no agent-written text"
     assert (
         'title="1 waiting for you: proposals to review and calls to approve; '
         'the oldest for 5 h"' in page

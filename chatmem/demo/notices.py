@@ -41,20 +41,8 @@ def proposal_notice(notice: dict[str, Any]) -> None:
     if notice.get("status") != "pending":
         return  # went live at once (Require approval off): nothing to review
     who = notice.get("user") or "an agent"
-    _add("proposal", notice["id"], f"New proposal from {who}: “{_title_of(notice)}”")
-
-
-def _title_of(notice: dict[str, Any]) -> str:
-    """The entry's own title, read from the database by id.
-
-    A notice carries no agent-written text (its `title` is a neutral label,
-    because a webhook's receiver is outside the trust model); this page is
-    inside it, and shows the title the Pending tab shows.
-    """
-    from chatmem.memory.models import Guidance  # here: keeps this module's imports as they were
-
-    entry = db.session.get(Guidance, notice["id"])
-    return entry.title if entry is not None else str(notice.get("title"))
+    # The notice's title is a neutral label (no agent-written text): the tab shows the rest.
+    _add("proposal", notice["id"], f"New proposal from {who}: {notice.get('title')}")
 
 
 @memory.on_waiting_call

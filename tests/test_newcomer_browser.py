@@ -12,6 +12,7 @@ import pytest
 from flask import Flask
 from playwright.sync_api import expect
 
+from chatmem.demo.extensions import db
 from tests.demo_client import DemoClient
 from tests.servers import serving
 
@@ -72,15 +73,23 @@ def test_a_curator_dismisses_a_notice(demo_app: Flask, browser: Any, live_url: s
     conversation = editor.new_conversation()["id"]
     for text in ("The footer is blue.", "Posts are in English."):
         editor.say(conversation, "/tool remember " + json.dumps({"type": "fact", "text": text}))
+    with demo_app.app_context():
+        footer, english = (
+            db.session.execute(
+                db.text("select id from chatmem_guidance where text = :t"), {"t": text}
+            ).scalar_one()
+            for text in ("The footer is blue.", "Posts are in English.")
+        )
     page = signed_in(browser, live_url, "admin")
     try:
         notices = page.get_by_role("complementary", name="Waiting for you")
         expect(notices.locator(".curator-notice")).to_have_count(2)
         page.get_by_role(
-            "button", name="Dismiss: New proposal from editor: “The footer is blue.”"
+            "button", name=f"Dismiss: New proposal from editor: Proposal #{footer} (fact)"
         ).click()
         expect(notices.locator(".curator-notice")).to_have_count(1)
-        expect(notices).to_contain_text("Posts are in English.")
+        # A notice names its item neutrally, never by the agent's words.
+        expect(notices).to_contain_text(f"Proposal #{english} (fact)")
         expect(page.get_by_role("link", name="Memory")).to_contain_text("2")
         assert page.url.endswith("/chat"), "back on the page it was dismissed from"
     finally:

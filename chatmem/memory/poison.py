@@ -289,7 +289,9 @@ _MARKUP: dict[str, list[str]] = {
     ],
     # HTML, script and role JSON: what runs or restructures, not what informs.
     "markup": [
-        r"<\s*/?\s*[a-z][a-z0-9_:-]*(\s+[a-z_:-]+\s*=|\s*/?\s*>|\s*/\s*[a-z])",
+        # any tag but bare inline formatting (<b>, </em>), which runs nothing
+        r"<\s*/?\s*(?!(b|i|em|strong|u|s|br|p|code|small|sub|sup|mark)\s*/?\s*>)"
+        r"[a-z][a-z0-9_:-]*(\s+[a-z_:-]+\s*=|\s*/?\s*>|\s*/\s*[a-z])",
         r"<\s*(script|iframe|svg|img|object|embed|style|body|html|meta|link|base|form|a)\b",
         r"\bon[a-z]{3,}\s*=\s*[\"'`a-z]",
         r"\b(java|vb|live)script\s*:|\bdata\s*:\s*[a-z]+/[a-z0-9.+-]+\s*[;,]",

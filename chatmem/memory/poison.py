@@ -3,8 +3,11 @@
 An approved proposal is read by every later agent as part of its system
 context, so the wording checks look for what an attacker would put there:
 orders to ignore or override the rules, role-play and system-prompt talk,
-text dressed up as the block itself, addresses to send things to, and
-requests to reveal secrets.
+text dressed up as the block itself, HTML and script, addresses to send
+things to, requests to reveal secrets or to plant them where others read,
+orders for what the reader says in its answers, advice on getting round a
+refusal, and claimed authority. English phrasings are here; the same ideas in
+other languages are data in `phrasebook.py`.
 
 Attackers disguise their wording, so every check reads the folded views of
 the text (`folding.views`), not the text as typed: lookalike letters, digits

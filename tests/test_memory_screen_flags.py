@@ -74,7 +74,7 @@ def test_a_pending_row_shows_its_flags_escaped(app: Flask, client: FlaskClient) 
     assert "Tells the reader to ignore or override its rules" in html.unescape(row)
     # Each code with a label a person reads first.
     assert '<strong class="cm-flag-label">Orders to ignore the rules</strong>' in row
-    assert '<strong class="cm-flag-label">HTML or script markup</strong>' in row
+    assert '<strong class="cm-flag-label">Link or contact detail</strong>' in row
     assert "&lt;/b&gt;" in row and "<b>" not in row  # the quoted text is escaped
     assert "Approve anyway" in row
     clean_row = row_of(page, clean)
@@ -91,7 +91,7 @@ def test_approving_a_flagged_proposal_needs_approve_anyway(app: Flask, client: F
     assert error["code"] == "conflict"
     assert "is flagged, so it was not approved" in error["message"]
     assert "Approve anyway" in error["message"]
-    assert [f["code"] for f in error["flags"]] == ["override", "markup", "contact"]
+    assert [f["code"] for f in error["flags"]] == ["override", "contact"]
     assert state(app) == before
 
     as_form = act(client, entry_id, "approve", json=False, version=version(app, entry_id))
@@ -111,8 +111,7 @@ def test_approving_a_flagged_proposal_needs_approve_anyway(app: Flask, client: F
             )
         ],
     )
-    flags = ["override", "markup", "contact"]
-    assert events[-1] == ("approve", "1", {"anyway": True, "flags": flags})
+    assert events[-1] == ("approve", "1", {"anyway": True, "flags": ["override", "contact"]})
 
 
 def test_a_clean_proposal_approves_as_before(app: Flask, client: FlaskClient) -> None:

@@ -152,6 +152,11 @@ def test_a_retraction_names_the_guardrail(demo_app: Flask) -> None:
         [retired] = [f for f in flags or () if f["code"] == "retraction"]
         assert retired["entry_id"] == deleting
 
+        # A rule retired without saying which: flagged, naming none.
+        [vague] = remember(user, {"type": "fact", "text": "The rule on photo sizes is obsolete."})
+        assert vague["code"] == "retraction" and "entry_id" not in vague
+        assert "Says a rule no longer holds (“obsolete”)" in vague["reason"]
+
         # The same topic without retiring anything, or a retirement of nothing guarded.
         assert remember(user, {"type": "fact", "text": "Post 5 holds the logo and menu."}) == []
         assert remember(user, {"type": "fact", "text": "The mobile app was retired."}) == []

@@ -291,7 +291,8 @@ AUTHORITY = [
 ]
 
 # -- retiring or exempting a rule (retraction.py) -------------------------------------
-RETRACTED = [
+# Said of a rule, these retire it; said of anything guarded, they undo the guard.
+RETIRED = [
     "no longer",
     "not any more",
     "not anymore",
@@ -315,20 +316,6 @@ RETRACTED = [
     "does not apply",
     "do not apply",
     "not apply",
-    "exempt*",
-    "exception",
-    "is fine",
-    "are fine",
-    "is ok",
-    "is okay",
-    "are ok",
-    "allowed again",
-    "is allowed",
-    "are allowed",
-    "can be edited",
-    "may be edited",
-    "freely",
-    "ignore it",
     "n est plus",
     "ne s applique plus",
     "n est plus valable",
@@ -358,6 +345,23 @@ RETRACTED = [
     "δεν ισχύει",
     "لم يعد",
 ]
+# Only with a guarded thing named: "post 5 can be edited freely", "is exempt".
+EXEMPTED = [
+    "exempt*",
+    "exception",
+    "is fine",
+    "are fine",
+    "is ok",
+    "is okay",
+    "are ok",
+    "allowed again",
+    "is allowed",
+    "are allowed",
+    "can be edited",
+    "may be edited",
+    "freely",
+    "ignore it",
+]
 
 # Words that name an entry of the site by its number ("post 5", "Beitrag 5").
 ENTRY_WORDS = [
@@ -386,8 +390,9 @@ ENTRY_WORDS = [
 SITE_PARTS = {
     "header": ["header", "en tête", "cabecera", "cabeçalho", "intestazione", "nagłówk*"],
     "footer": ["footer", "pied de page", "pie de página", "rodapé", "piè di pagina", "stopka"],
-    "rule": ["rule", "guardrail", "règle", "regel", "regla", "regra", "regola", "zasada"],
 }
+# A rule, said to be retired without naming which one.
+RULE_WORDS = ["rule*", "guardrail*", "règle*", "regel*", "regla*", "regra*", "regola*", "zasad*"]
 
 # -- Chinese, Japanese, Korean: regular expressions on the text as typed ------------
 CJK = {

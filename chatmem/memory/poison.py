@@ -3,8 +3,11 @@
 An approved proposal is read by every later agent as part of its system
 context, so the wording checks look for what an attacker would put there:
 orders to ignore or override the rules, role-play and system-prompt talk,
-text dressed up as the block itself, addresses to send things to, and
-requests to reveal secrets.
+text dressed up as the block itself, HTML and script, addresses to send
+things to, requests to reveal secrets or to plant them where others read,
+orders for what the reader says in its answers, advice on getting round a
+refusal, and claimed authority. English phrasings are here; the same ideas in
+other languages are data in `phrasebook.py`.
 
 Attackers disguise their wording, so every check reads the folded views of
 the text (`folding.views`), not the text as typed: lookalike letters, digits
@@ -289,7 +292,9 @@ _MARKUP: dict[str, list[str]] = {
     ],
     # HTML, script and role JSON: what runs or restructures, not what informs.
     "markup": [
-        r"<\s*/?\s*[a-z][a-z0-9_:-]*(\s+[a-z_:-]+\s*=|\s*/?\s*>|\s*/\s*[a-z])",
+        # any tag but bare inline formatting (<b>, </em>), which runs nothing
+        r"<\s*/?\s*(?!(b|i|em|strong|u|s|br|p|code|small|sub|sup|mark)\s*/?\s*>)"
+        r"[a-z][a-z0-9_:-]*(\s+[a-z_:-]+\s*=|\s*/?\s*>|\s*/\s*[a-z])",
         r"<\s*(script|iframe|svg|img|object|embed|style|body|html|meta|link|base|form|a)\b",
         r"\bon[a-z]{3,}\s*=\s*[\"'`a-z]",
         r"\b(java|vb|live)script\s*:|\bdata\s*:\s*[a-z]+/[a-z0-9.+-]+\s*[;,]",

@@ -11,9 +11,12 @@ number ("post 5", "Beitrag 5") is the guardrail's post id; it says "guardrail
 #3" for entry 3; the words of the target ("header" of header_footer, "delete"
 and "post" of delete-post, also as other languages name a header or footer);
 or two content words of the guardrail's text. "Retires" is a phrase of
-`phrasebook.RETRACTED` ("no longer", "was lifted", "is exempt", "gilt nicht
-mehr"). Both must hold: a fact about the header that retires nothing, or a
-retirement of something no guardrail guards, is not flagged.
+`phrasebook.RETIRED` ("no longer", "was lifted", "gilt nicht mehr") or
+`EXEMPTED` ("is exempt", "can be edited freely"). Both must hold: a fact
+about the header that retires nothing, or a retirement of something no
+guardrail guards, is not flagged. A rule said to be retired without naming
+which (`rule_retired`: "the rule no longer applies") is flagged without a
+guardrail, and only with a RETIRED phrase.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from .folding import views
 from .guardrails import Target
 from .phrasing import compile_words, phrase
 
-_RETRACTED = compile_words(phrasebook.RETRACTED)
+_RETIRED = compile_words(phrasebook.RETIRED)
+_RETRACTED = compile_words([*phrasebook.RETIRED, *phrasebook.EXEMPTED])
 _ENTRY = rf"(?:{'|'.join(map(phrase, phrasebook.ENTRY_WORDS))})"
-_RULE = compile_words(phrasebook.SITE_PARTS["rule"])
+_RULE = compile_words(phrasebook.RULE_WORDS)
 _PARTS = {part: compile_words(names) for part, names in phrasebook.SITE_PARTS.items()}
 # Target words that say what is done, not what is guarded.
 _VERBS = frozenset({"edit", "update", "delete", "create", "add", "remove", "change", "set"})
@@ -97,7 +101,7 @@ def find(
 def rule_retired(text: str) -> str | None:
     """A rule said to be retired without saying which one ("the rule no longer applies")."""
     seen = views(text)
-    retracted = _RETRACTED.search(seen.words)
-    if retracted and _RULE.search(seen.words):
-        return retracted.group().strip()
+    retired = _RETIRED.search(seen.words)
+    if retired and _RULE.search(seen.words):
+        return retired.group().strip()
     return None

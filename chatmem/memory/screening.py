@@ -4,13 +4,17 @@ A flag is advice for the person who reviews a proposal; it never changes the
 text. A flagged proposal stays pending even with Require approval off, and
 the Memory screen approves it only when the person says "Approve anyway".
 
-Three kinds of check, each flag with a stable code and a reason:
+Three kinds of check, each flag with a stable code, a reason and a label for
+the Memory screen (`LABELS`):
 
 - wording (`poison.find`): `override`, `role_play`, `concealment`,
-  `fake_structure`, `contact`, `exfiltration`;
+  `fake_structure`, `markup`, `contact`, `exfiltration`, `hijack`, `evasion`,
+  `authority`, in English and the languages of `phrasebook`;
 - against active guidance: `near_duplicate` (nearly the same words and the
-  same polarity) and `contradiction` (the opposite polarity, a different
-  number in the same sentence, or the same guardrail target);
+  same polarity), `contradiction` (the opposite polarity, a different
+  number in the same sentence, or the same guardrail target) and
+  `retraction` (it names what an active guardrail guards and says it no
+  longer holds: `retraction.py`, the flag names the guardrail);
 - against history: `rejected_before` (the same text, folded as for
   de-duplication, was rejected once): its reason says when, by whom and why
   ("rejected on 2026-11-30 by admin: ..."), from the rejection's audit event.

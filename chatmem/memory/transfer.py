@@ -314,13 +314,13 @@ def _validate(document: Any) -> None:
     # schema check recurses into whatever it is given.
     try:
         inputs.check_value(document, max_depth=MAX_DEPTH)
-    except InvalidParams as error:
-        path = str(error.details.get("field", ""))
-        what = error.message.removeprefix(path).removeprefix(_BODY).strip()
+    except InvalidParams as refused:
+        path = str(refused.details.get("field", ""))
+        what = refused.message.removeprefix(path).removeprefix(_BODY).strip()
         raise InvalidParams(
             f"Not a chatmem memory export (version {VERSION}): {_where(document, path)}: "
             f"{what} Nothing was imported.",
-            details={**error.details, "path": path},
+            details={**refused.details, "path": path},
         ) from None
     errors = sorted(_validator().iter_errors(document), key=_place)
     if not errors:

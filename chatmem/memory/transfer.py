@@ -306,6 +306,10 @@ def _import_detail(
         detail["approved_by"] = row["approved_by"]
         detail["approver"] = document["actors"].get(row["approved_by"] or "")
         detail["approved_at"] = row["approved_at"]
+    # The ids in the copied trail are the other site's: keep the names it gave them.
+    names = {a: document["actors"][a] for a in _actors_of(row) if a in document["actors"]}
+    if names:
+        detail["actors"] = dict(sorted(names.items()))
     return detail
 
 

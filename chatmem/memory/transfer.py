@@ -166,6 +166,8 @@ def parse(raw: bytes | str, *, max_bytes: int | None = None) -> Any:
     except ChatmemError as error:
         if error.details.get("reason") == "not_json":
             error.message = "The file is not JSON (UTF-8)."
+        elif error.message.startswith("file "):  # the whole file, not a place in it
+            error.message = "The " + error.message
         error.message += " Nothing was imported."
         raise
 

@@ -137,6 +137,8 @@ def test_keep_status_screens_each_entry_and_approves_only_what_passes(
             "approved_by": FOREIGN_APPROVER,
             "approver": "mallory",
             "approved_at": FOREIGN_WHEN,
+            # The names the file gave the other site's ids in the copied trail.
+            "actors": {"8": "agent-bot", FOREIGN_APPROVER: "mallory"},
         }
         restored = guidance.restore(db, trashed.id, actor_id="1")
         assert restored.status == "pending"

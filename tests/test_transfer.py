@@ -225,6 +225,7 @@ def test_import_defaults_to_pending_and_skips_text_already_here(app: Flask) -> N
             "approved_by": "1",
             "approver": "admin",
             "approved_at": "then",
+            "actors": {"1": "admin", "2": "editor"},
         }
         assert history.describe(guidance.events(db, new)[-1]) == (
             f"pending (was active); from {document['server_name']}; "

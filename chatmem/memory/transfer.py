@@ -49,6 +49,7 @@ _WHEN = "%Y-%m-%dT%H:%M:%S.%fZ"
 # Nesting a file may have: document, entries, entry, events, event, detail,
 # and room inside a detail (an edit's [before, after], a list of flags).
 MAX_DEPTH = 16
+_BODY = "The body"  # how `inputs` names the top of a value: here, "the document"
 # An entry's fields (as `remember` takes them) -> the flags `remember` would give.
 Screen = Callable[[Mapping[str, Any]], Sequence[Flag]]
 
@@ -153,12 +154,20 @@ def summary(result: Result) -> str:
 
 
 def parse(raw: bytes | str, *, max_bytes: int | None = None) -> Any:
-    """The file, bounded: size (413), nesting, number length, text (400 naming the place)."""
+    """The file, bounded: size (413), nesting, number length, NaN (400).
+
+    The value rules (64-bit numbers, NUL, lone surrogates) are applied by
+    `import_document`, which can name the entry they are in.
+    """
     try:
-        return inputs.parse_json(raw, field="file", max_depth=MAX_DEPTH, max_bytes=max_bytes)
+        return inputs.parse_json(
+            raw, field="file", values=False, max_depth=MAX_DEPTH, max_bytes=max_bytes
+        )
     except ChatmemError as error:
         if error.details.get("reason") == "not_json":
             error.message = "The file is not JSON (UTF-8)."
+        elif error.message.startswith("file "):  # the whole file, not a place in it
+            error.message = "The " + error.message
         error.message += " Nothing was imported."
         raise
 
@@ -299,26 +308,44 @@ def _import_detail(
         detail["approved_by"] = row["approved_by"]
         detail["approver"] = document["actors"].get(row["approved_by"] or "")
         detail["approved_at"] = row["approved_at"]
+    # The ids in the copied trail are the other site's: keep the names it gave them.
+    names = {a: document["actors"][a] for a in _actors_of(row) if a in document["actors"]}
+    if names:
+        detail["actors"] = dict(sorted(names.items()))
     return detail
 
 
 def _validate(document: Any) -> None:
-    # The value rules first, as `parse` applies them: a caller may hand a decoded
-    # document over, and the schema check recurses into what it is given.
-    inputs.check_value(document, field="file", max_depth=MAX_DEPTH)
+    # The value rules first: a caller may hand a decoded document over, and the
+    # schema check recurses into whatever it is given.
+    try:
+        inputs.check_value(document, max_depth=MAX_DEPTH)
+    except InvalidParams as refused:
+        path = str(refused.details.get("field", ""))
+        what = refused.message.removeprefix(path).removeprefix(_BODY).strip()
+        raise InvalidParams(
+            f"Not a chatmem memory export (version {VERSION}): {_where(document, path)}: "
+            f"{what} Nothing was imported.",
+            details={**refused.details, "path": path},
+        ) from None
     errors = sorted(_validator().iter_errors(document), key=_place)
     if not errors:
         return
     error = errors[0]
-    path = list(error.absolute_path)
-    where = "/".join(str(p) for p in path) or "the document"
-    if len(path) >= 2 and path[0] == "entries" and isinstance(path[1], int):
-        where = f"{_name(document, path[1])}, at {'/'.join(str(p) for p in path[2:]) or 'it'}"
+    path = "/".join(str(p) for p in error.absolute_path)
     raise InvalidParams(
-        f"Not a chatmem memory export (version {VERSION}): {where}: {_message(error)}. "
-        "Nothing was imported.",
-        details={"path": "/".join(str(p) for p in path)},
+        f"Not a chatmem memory export (version {VERSION}): {_where(document, path)}: "
+        f"{_message(error)}. Nothing was imported.",
+        details={"path": path},
     )
+
+
+def _where(document: Any, path: str) -> str:
+    """ "entry 3 (#17 “Checkout is page 42”), at events/0/at" for entries/2/events/0/at."""
+    parts = path.split("/") if path and path != "body" else []
+    if len(parts) >= 2 and parts[0] == "entries" and parts[1].isdigit():
+        return f"{_name(document, int(parts[1]))}, at {'/'.join(parts[2:]) or 'it'}"
+    return path if parts else "the document"
 
 
 @cache

@@ -5,10 +5,11 @@ session. Pages that only break when something is there are tested against it."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 from flask import Flask
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from tests.demo_client import DemoClient
 from tests.demo_story import admin_id
@@ -24,7 +25,7 @@ def remember(client: DemoClient, conversation_id: int, text: str) -> int:
 def seed_every_kind(app: Flask) -> dict[str, Any]:
     from chatmem.demo.extensions import db
     from chatmem.memory import guidance
-    from chatmem.memory.models import Session
+    from chatmem.memory.models import Guidance, Session, utcnow
 
     editor = DemoClient(app, "editor")
     chat = editor.new_conversation()["id"]
@@ -60,6 +61,25 @@ def seed_every_kind(app: Flask) -> dict[str, Any]:
         "/connect/tokens", data={"name": "laptop", "csrf_token": admin.csrf_from("/connect")}
     )
     assert made.status_code == 201
+    hand_added = int(added.headers["Location"].rsplit("#entry-", 1)[1])
+    # Upkeep's three lists: a target gone, a review date, an entry unused for months.
+    with app.app_context():
+        now = utcnow()
+        db.session.execute(
+            update(Guidance).where(Guidance.id == hand_added).values(target_gone_at=now)
+        )
+        db.session.execute(
+            update(Guidance)
+            .where(Guidance.id == versioned)
+            .values(review_after=(now + timedelta(days=30)).date())
+        )
+        unused = guidance.admin_add(db, {"type": "fact", "text": "Old fact."}, actor_id=actor).id
+        db.session.execute(
+            update(Guidance)
+            .where(Guidance.id == unused)
+            .values(approved_at=now - timedelta(days=120), created_at=now - timedelta(days=120))
+        )
+        db.session.commit()
     return {
         "admin": admin,
         "editor": editor,
@@ -71,5 +91,6 @@ def seed_every_kind(app: Flask) -> dict[str, Any]:
         "versioned": versioned,
         "trashed": trashed,
         "session": session_id,
-        "hand_added": int(added.headers["Location"].rsplit("#entry-", 1)[1]),
+        "hand_added": hand_added,
+        "unused": unused,
     }

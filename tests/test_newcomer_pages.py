@@ -57,6 +57,8 @@ def test_every_page_answers_200_while_items_wait(world: dict[str, Any]) -> None:
 
 def test_upkeep_names_how_long_the_oldest_item_has_waited(world: dict[str, Any]) -> None:
     page = world["admin"].client.get(f"{MEMORY}/upkeep").get_data(as_text=True)
+    for card in ("Target gone", "Review dates", "Unused"):
+        assert f'{card} <span class="cm-count">1</span>' in page, "every list has an entry"
     oldest = re.search(r'<dd data-figure="oldest">(.*?)</dd>', page, re.S)
     assert oldest is not None
     assert "under a minute" in oldest[1] and "since" in oldest[1]

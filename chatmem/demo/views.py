@@ -233,17 +233,6 @@ def _safe_next(target: str | None) -> str:
     return url_for("demo.chat_page")
 
 
-@bp.post(f"/notices/<int(max={ID_MAX}):notice_id>/dismiss")
-@login_required
-def dismiss_notice(notice_id: int) -> Any:
-    """A curator hides one "waiting for you" line; the item stays in its queue."""
-    if not memory.can(current_user, "manage_options"):
-        raise Forbidden("Only a curator sees and dismisses these notices.")
-    if not notices.dismiss(notice_id):
-        raise NotFound("No such notice: it was dismissed already.")
-    return redirect(_safe_next(request.form.get("next")), code=303)
-
-
 @bp.post("/logout")
 def logout() -> Any:
     """End the sign-in on the server too: a copy of this cookie stops working."""
@@ -344,6 +333,17 @@ def _connect_page(
     # It may hold a token shown once: no cache keeps a copy.
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+@bp.post(f"/notices/<int(max={ID_MAX}):notice_id>/dismiss")
+@login_required
+def dismiss_notice(notice_id: int) -> Any:
+    """A curator hides one "waiting for you" line; the item stays in its queue."""
+    if not memory.can(current_user, "manage_options"):
+        raise Forbidden("Only a curator sees and dismisses these notices.")
+    if not notices.dismiss(notice_id):
+        raise NotFound("No such notice: it was dismissed already.")
+    return redirect(_safe_next(request.form.get("next")), code=303)
 
 
 # -- the chat JSON API ----------------------------------------------------------

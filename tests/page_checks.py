@@ -195,7 +195,8 @@ def pages(seeded: dict[str, Any]) -> dict[str, list[Visit]]:
 
 
 # Each word of each table cell (a Range over it): broken over two lines, or wider than
-# the cell's content box, it is squeezed. Words inside visually hidden text are skipped.
+# the cell's content box, it is squeezed. Words not shown (visually hidden text, the
+# inside of a closed <details>) are skipped.
 SQUEEZED_CELLS = """(longest) => {
   const found = [];
   for (const cell of document.querySelectorAll('td, th')) {
@@ -206,6 +207,7 @@ SQUEEZED_CELLS = """(longest) => {
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
       const box = node.parentElement.getBoundingClientRect();
       if (box.width <= 2 || !node.parentElement.getClientRects().length) continue;
+      if (node.parentElement.closest('details:not([open]) > :not(summary)')) continue;
       for (const match of node.data.matchAll(/\\S+/g)) {
         if (match[0].length > longest) continue;
         const range = document.createRange();

@@ -18,8 +18,18 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from flask import Flask
 
-from tests.page_checks import THEMES, WIDTHS, Theme, pages, problems_on, seed_everything
+from tests.page_checks import (
+    MEMORY,
+    THEMES,
+    WIDTHS,
+    Theme,
+    Visit,
+    pages,
+    problems_on,
+    seed_everything,
+)
 from tests.servers import serving
+from tests.test_memory_screen_browser import _showcase, seed
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -86,6 +96,36 @@ def test_every_page_fits_is_clean_and_passes_axe_at_each_width_and_theme(
                             page.screenshot(path=str(folder / shot), full_page=True)
                 finally:
                     context.close()
+    assert problems == [], "\n".join(problems)
+
+
+def test_the_screen_in_its_own_layout_is_clean_at_each_width_and_theme(
+    browser: Any, app: Flask, live_server: str
+) -> None:
+    """A host that keeps chatmem's own layout (chatmem/base.html), not the demo's."""
+    seed(app, _showcase)
+    axe = Axe()
+    problems: list[str] = []
+    for theme in THEMES:
+        for width in WIDTHS:
+            context = browser.new_context(
+                base_url=live_server,
+                viewport={"width": width, "height": 900},
+                color_scheme=theme.color_scheme,
+            )
+            page = context.new_page()
+            try:
+                page.goto(f"{MEMORY}?tab=pending")
+                page.get_by_label("Username").fill("admin")
+                page.get_by_label("Password").fill("admin")
+                page.get_by_role("button", name="Log in").click()
+                page.wait_for_url(f"**{MEMORY}?tab=pending")
+                for tab in ("pending", "active", "history", "tokens"):
+                    visit = Visit(f"{MEMORY}?tab={tab}")
+                    where = f"host {visit.url}, {width} px, {theme.name}"
+                    problems += [f"{where}: {p}" for p in problems_on(page, visit, axe)]
+            finally:
+                context.close()
     assert problems == [], "\n".join(problems)
 
 

@@ -9,6 +9,7 @@ checks read on their own.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
@@ -37,6 +38,13 @@ class Theme:
 
 THEMES = (Theme("light", "light"), Theme("dark", "dark"))
 WIDTHS = (375, 1280)
+# What a page shows depends on the database only through its rows: on PostgreSQL every
+# page is checked once light at 375 px and once dark at 1280 px, half the time.
+MATRIX = (
+    [(THEMES[0], 375), (THEMES[1], 1280)]
+    if os.environ.get("CHATMEM_TEST_DATABASE_URL")
+    else [(theme, width) for theme in THEMES for width in WIDTHS]
+)
 
 
 def seed_everything(app: Flask) -> dict[str, Any]:

@@ -19,9 +19,8 @@ from axe_playwright_python.sync_playwright import Axe
 from flask import Flask
 
 from tests.page_checks import (
+    MATRIX,
     MEMORY,
-    THEMES,
-    WIDTHS,
     Theme,
     Visit,
     pages,
@@ -74,28 +73,27 @@ def test_every_page_fits_is_clean_and_passes_axe_at_each_width_and_theme(
     """One seeded app, one browser; a context per user, width and theme."""
     axe = Axe()
     problems: list[str] = []
-    for theme in THEMES:
-        for width in WIDTHS:
-            for user, visits in pages(seeded).items():
-                context = browser.new_context(
-                    base_url=live_url,
-                    viewport={"width": width, "height": 900},
-                    color_scheme=theme.color_scheme,
-                )
-                context.set_default_timeout(15_000)
-                page = context.new_page()
-                try:
-                    if user:
-                        log_in(page, user)
-                    for visit in visits:
-                        where = f"{visit.url} as {user or 'visitor'}, {width} px, {theme.name}"
-                        problems += [f"{where}: {p}" for p in problems_on(page, visit, axe)]
-                        shot = screenshot_name(user, visit.url, width, theme)
-                        if shot and os.environ.get("CHATMEM_SCREENSHOTS"):
-                            folder = Path(os.environ["CHATMEM_SCREENSHOTS"])
-                            page.screenshot(path=str(folder / shot), full_page=True)
-                finally:
-                    context.close()
+    for theme, width in MATRIX:
+        for user, visits in pages(seeded).items():
+            context = browser.new_context(
+                base_url=live_url,
+                viewport={"width": width, "height": 900},
+                color_scheme=theme.color_scheme,
+            )
+            context.set_default_timeout(15_000)
+            page = context.new_page()
+            try:
+                if user:
+                    log_in(page, user)
+                for visit in visits:
+                    where = f"{visit.url} as {user or 'visitor'}, {width} px, {theme.name}"
+                    problems += [f"{where}: {p}" for p in problems_on(page, visit, axe)]
+                    shot = screenshot_name(user, visit.url, width, theme)
+                    if shot and os.environ.get("CHATMEM_SCREENSHOTS"):
+                        folder = Path(os.environ["CHATMEM_SCREENSHOTS"])
+                        page.screenshot(path=str(folder / shot), full_page=True)
+            finally:
+                context.close()
     assert problems == [], "\n".join(problems)
 
 
@@ -106,26 +104,25 @@ def test_the_screen_in_its_own_layout_is_clean_at_each_width_and_theme(
     seed(app, _showcase)
     axe = Axe()
     problems: list[str] = []
-    for theme in THEMES:
-        for width in WIDTHS:
-            context = browser.new_context(
-                base_url=live_server,
-                viewport={"width": width, "height": 900},
-                color_scheme=theme.color_scheme,
-            )
-            page = context.new_page()
-            try:
-                page.goto(f"{MEMORY}?tab=pending")
-                page.get_by_label("Username").fill("admin")
-                page.get_by_label("Password").fill("admin")
-                page.get_by_role("button", name="Log in").click()
-                page.wait_for_url(f"**{MEMORY}?tab=pending")
-                for tab in ("pending", "active", "history", "tokens"):
-                    visit = Visit(f"{MEMORY}?tab={tab}")
-                    where = f"host {visit.url}, {width} px, {theme.name}"
-                    problems += [f"{where}: {p}" for p in problems_on(page, visit, axe)]
-            finally:
-                context.close()
+    for theme, width in MATRIX:
+        context = browser.new_context(
+            base_url=live_server,
+            viewport={"width": width, "height": 900},
+            color_scheme=theme.color_scheme,
+        )
+        page = context.new_page()
+        try:
+            page.goto(f"{MEMORY}?tab=pending")
+            page.get_by_label("Username").fill("admin")
+            page.get_by_label("Password").fill("admin")
+            page.get_by_role("button", name="Log in").click()
+            page.wait_for_url(f"**{MEMORY}?tab=pending")
+            for tab in ("pending", "active", "history", "tokens"):
+                visit = Visit(f"{MEMORY}?tab={tab}")
+                where = f"host {visit.url}, {width} px, {theme.name}"
+                problems += [f"{where}: {p}" for p in problems_on(page, visit, axe)]
+        finally:
+            context.close()
     assert problems == [], "\n".join(problems)
 
 

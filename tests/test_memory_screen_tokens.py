@@ -85,7 +85,9 @@ def test_a_curator_sees_everyones_tokens_by_prefix_only(app: Flask, make_token: 
         assert plain[10:20] not in page
         row = re.search(rf'<tr id="token-{token_id_of(app, plain)}".*?</tr>', page, re.DOTALL)
         assert row, name
-        assert f"<td>{user}</td>" in row[0] and f"<td>{name}</td>" in row[0]
+        # Each cell carries its label, which a phone shows beside it (the card layout).
+        assert re.search(rf'<td data-label="User"[^>]*>{user}</td>', row[0])
+        assert re.search(rf'<td data-label="Name"[^>]*>{name}</td>', row[0])
         assert f"<code>{plain[:10]}…</code>" in row[0]
     assert "read-only" in page
 

@@ -1,12 +1,14 @@
-"""Every page of the demo and the Memory screen, at 375 px and at 1280 px, seeded
-with long and unbroken content: no horizontal overflow, no console errors, and
-no serious or critical axe-core accessibility violation (axe-playwright-python
-runs axe in the same Chromium).
+"""Every page of the demo and the Memory screen, seeded with an item of every kind
+and with long and unbroken content, at 375 px and at 1280 px, in the light and
+the dark theme: each answers as it should, with no horizontal overflow, no table
+cell narrower than its longest word, no console error, and no serious or
+critical axe-core violation (axe-playwright-python runs axe in the same
+Chromium; in the dark theme that includes colour contrast). The parts are in
+tests/page_checks.py.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,78 +17,40 @@ from typing import Any
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from flask import Flask
-from sqlalchemy import select
 
-from tests.demo_client import DemoClient
+from tests.page_checks import (
+    MATRIX,
+    MEMORY,
+    Theme,
+    Visit,
+    pages,
+    problems_on,
+    seed_everything,
+)
 from tests.servers import serving
+from tests.test_memory_screen_browser import _showcase, seed
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-UNBROKEN = "x" * 600
-LONG_WORDS = " ".join(["Supercalifragilisticexpialidocious-checkout-page"] * 12)
-SERIOUS = ("serious", "critical")
 
-
-def screenshot_name(user: str, url: str, width: int) -> str | None:
+def screenshot_name(user: str, url: str, width: int, theme: Theme) -> str | None:
     """CHATMEM_SCREENSHOTS=docs/screenshots keeps the README's phone-sized pictures current."""
-    if width == 375 and user == "editor" and url.startswith("/chat/"):
+    if width != 375:
+        return None
+    if theme.name == "light" and user == "editor" and url.startswith("/chat/"):
         return "chat-mobile.png"
-    if width == 375 and user == "admin" and url.endswith("?tab=pending"):
+    if theme.name == "light" and user == "admin" and url.endswith("?tab=pending"):
         return "memory-mobile.png"
+    if theme.name == "light" and user == "admin" and url.endswith("?tab=tokens"):
+        return "memory-tokens-mobile.png"
+    if theme.name == "dark" and user == "admin" and url.endswith("?tab=pending"):
+        return "memory-mobile-dark.png"
     return None
 
 
 @pytest.fixture
 def seeded(demo_app: Flask) -> dict[str, Any]:
-    """Long and unbroken content in every place a page shows agent or user text."""
-    from chatmem.demo.extensions import db
-    from chatmem.memory.models import Guidance, Session
-
-    editor = DemoClient(demo_app, "editor")
-    chat = editor.new_conversation()["id"]
-    editor.say(chat, UNBROKEN)
-    for text in (f"Fact {UNBROKEN[:500]}.", f"Convention: {LONG_WORDS}."):
-        editor.say(chat, "/tool remember " + json.dumps({"type": "fact", "text": text}))
-    guardrail = {
-        "type": "guardrail",
-        "text": f"Never touch {LONG_WORDS[:200]}.",
-        "target": "post_id:" + "9" * 150,
-        "severity": "block",
-    }
-    editor.say(chat, "/tool remember " + json.dumps(guardrail))
-    rejected = {"type": "fact", "text": f"Rejected: {UNBROKEN[:400]}."}
-    [reply] = [
-        m for m in editor.say(chat, "/tool remember " + json.dumps(rejected)) if m["role"] == "tool"
-    ]
-    editor.say(chat, '/tool update-post {"post_id": 1, "title": "' + "y" * 300 + '"}')
-    editor.close(chat)
-    admin = DemoClient(demo_app, "admin")
-    # An ask guardrail and a call it holds: the Waiting calls tab and the chat's card.
-    admin.client.post(
-        "/chatmem/memory/guidance",
-        data={
-            "csrf_token": admin.csrf,
-            "type": "guardrail",
-            "text": "Ask before titles.",
-            "target": "update-post",
-            "severity": "ask",
-        },
-    )
-    waiting = editor.new_conversation()["id"]
-    editor.say(waiting, '/tool update-post {"post_id": 2, "title": "' + "w" * 300 + '"}')
-    made = admin.client.post(
-        "/connect/tokens",
-        data={"name": "t" * 100, "csrf_token": admin.csrf_from("/connect")},
-    )
-    assert made.status_code == 201, "the longest token name a user may give"
-    with demo_app.app_context():
-        from chatmem.memory import guidance
-
-        reason = "z" * 500  # the longest reason, unbroken, on the Rejected tab
-        guidance.reject(db, reply["result"]["id"], actor_id="1", reason=reason)
-        first = db.session.scalars(select(Guidance.id).order_by(Guidance.id)).first()
-        session_id = db.session.scalars(select(Session.id)).first()
-    return {"chat": chat, "entry": first, "session": session_id, "waiting": waiting}
+    return seed_everything(demo_app)
 
 
 @pytest.fixture
@@ -95,89 +59,132 @@ def live_url(demo_app: Flask, seeded: dict[str, Any]) -> Iterator[str]:
         yield url
 
 
-def pages(seeded: dict[str, Any]) -> dict[str, list[str]]:
-    memory = "/chatmem/memory"
-    return {
-        "": ["/login"],
-        "editor": [f"/chat/{seeded['chat']}", f"/chat/{seeded['waiting']}", "/connect"],
-        "admin": [
-            "/chat",
-            "/connect",
-            *(
-                f"{memory}?tab={tab}"
-                for tab in (
-                    "pending",
-                    "waiting",
-                    "active",
-                    "rejected",
-                    "trash",
-                    "history",
-                    "tokens",
-                )
-            ),
-            # The review desk: a searched, filtered and sorted list (with bulk actions).
-            f"{memory}?tab=active&q=never&type=guardrail&sort=title",
-            f"{memory}?tab=pending&q=fact&origin=agent&target=none",
-            f"{memory}/sessions/{seeded['session']}",
-            f"{memory}/guidance/{seeded['entry']}/hits",
-            f"{memory}/guidance/{seeded['entry']}",
-        ],
-        "viewer": ["/chat", memory],
-    }
+def log_in(page: Any, user: str) -> None:
+    page.goto("/login")
+    page.get_by_label("Username").fill(user)
+    page.get_by_label("Password").fill(user)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url("**/chat**")
 
 
-def problems_on(page: Any, url: str, axe: Axe) -> list[str]:
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on(
-        "response",
-        lambda r: (
-            errors.append(f"{r.status} {r.url}") if r.status >= 400 and r.url != page.url else None
-        ),
-    )
-    page.goto(url)
-    page.wait_for_load_state("networkidle")
-    found = [f"console: {e}" for e in errors if "favicon" not in e and "403" not in e]
-    width, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-    if width > inner:
-        wide = page.evaluate(
-            """() => [...document.querySelectorAll('body *')]
-                .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
-                .slice(-3).map(e => e.tagName + '.' + e.className)"""
-        )
-        found.append(f"overflow: {width} px wide in {inner} px ({wide})")
-    for violation in axe.run(page).response["violations"]:
-        if violation["impact"] in SERIOUS:
-            targets = [n["target"] for n in violation["nodes"]][:3]
-            summary = violation["nodes"][0].get("failureSummary", "")[:200]
-            found.append(f"axe {violation['impact']} {violation['id']}: {targets} {summary}")
-    return [f"{url}: {p}" for p in found]
-
-
-@pytest.mark.parametrize("width", [375, 1280])
-def test_every_page_fits_is_clean_and_passes_axe(
-    browser: Any, live_url: str, seeded: dict[str, Any], width: int
+def test_every_page_fits_is_clean_and_passes_axe_at_each_width_and_theme(
+    browser: Any, live_url: str, seeded: dict[str, Any]
 ) -> None:
+    """One seeded app, one browser; a context per user, width and theme."""
     axe = Axe()
     problems: list[str] = []
-    for user, urls in pages(seeded).items():
-        context = browser.new_context(base_url=live_url, viewport={"width": width, "height": 900})
-        context.set_default_timeout(15_000)
+    for theme, width in MATRIX:
+        for user, visits in pages(seeded).items():
+            context = browser.new_context(
+                base_url=live_url,
+                viewport={"width": width, "height": 900},
+                color_scheme=theme.color_scheme,
+            )
+            context.set_default_timeout(15_000)
+            page = context.new_page()
+            try:
+                if user:
+                    log_in(page, user)
+                for visit in visits:
+                    where = f"{visit.url} as {user or 'visitor'}, {width} px, {theme.name}"
+                    problems += [f"{where}: {p}" for p in problems_on(page, visit, axe)]
+                    shot = screenshot_name(user, visit.url, width, theme)
+                    if shot and os.environ.get("CHATMEM_SCREENSHOTS"):
+                        folder = Path(os.environ["CHATMEM_SCREENSHOTS"])
+                        page.screenshot(path=str(folder / shot), full_page=True)
+            finally:
+                context.close()
+    assert problems == [], "\n".join(problems)
+
+
+def test_the_screen_in_its_own_layout_is_clean_at_each_width_and_theme(
+    browser: Any, app: Flask, live_server: str
+) -> None:
+    """A host that keeps chatmem's own layout (chatmem/base.html), not the demo's."""
+    seed(app, _showcase)
+    axe = Axe()
+    problems: list[str] = []
+    for theme, width in MATRIX:
+        context = browser.new_context(
+            base_url=live_server,
+            viewport={"width": width, "height": 900},
+            color_scheme=theme.color_scheme,
+        )
         page = context.new_page()
         try:
-            if user:
-                page.goto("/login")
-                page.get_by_label("Username").fill(user)
-                page.get_by_label("Password").fill(user)
-                page.get_by_role("button", name="Log in").click()
-                page.wait_for_url("**/chat**")
-            for url in urls:
-                problems += problems_on(page, url, axe)
-                shot = screenshot_name(user, url, width)
-                if shot and os.environ.get("CHATMEM_SCREENSHOTS"):
-                    folder = Path(os.environ["CHATMEM_SCREENSHOTS"])
-                    page.screenshot(path=str(folder / shot), full_page=True)
+            page.goto(f"{MEMORY}?tab=pending")
+            page.get_by_label("Username").fill("admin")
+            page.get_by_label("Password").fill("admin")
+            page.get_by_role("button", name="Log in").click()
+            page.wait_for_url(f"**{MEMORY}?tab=pending")
+            for tab in ("pending", "active", "history", "tokens"):
+                visit = Visit(f"{MEMORY}?tab={tab}")
+                where = f"host {visit.url}, {width} px, {theme.name}"
+                problems += [f"{where}: {p}" for p in problems_on(page, visit, axe)]
         finally:
             context.close()
     assert problems == [], "\n".join(problems)
+
+
+def test_the_check_catches_a_squeezed_cell_and_a_sideways_scroll(
+    browser: Any, demo_app: Flask
+) -> None:
+    """The checks can fail: a header squeezed to a letter per line, a table wider than its box."""
+    with serving(demo_app) as url:
+        page = browser.new_page(base_url=url, viewport={"width": 375, "height": 700})
+        try:
+            page.goto("/login")
+            page.evaluate(
+                """() => document.querySelector('main').insertAdjacentHTML('beforeend',
+                  `<div class="table-wrap"><table><tr><th style="width: 1ch">Name</th>
+                   <td style="white-space: nowrap">${'wide '.repeat(200)}</td></tr>
+                   </table></div>`)"""
+            )
+            found = problems_on_loaded(page)
+        finally:
+            page.close()
+    assert any(p.startswith('squeezed cell: "Name"') and "over" in p for p in found), found
+    assert any(p.startswith("scrolls sideways: table-wrap") for p in found), found
+
+
+def problems_on_loaded(page: Any) -> list[str]:
+    from tests.page_checks import SCROLLING_BOXES, SQUEEZED_CELLS, UNBREAKABLE_UP_TO
+
+    return [f"scrolls sideways: {box}" for box in page.evaluate(SCROLLING_BOXES)] + [
+        f"squeezed cell: {cell}" for cell in page.evaluate(SQUEEZED_CELLS, UNBREAKABLE_UP_TO)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("opt_out", "expected"), [(False, "dark"), (True, "light")], ids=["dark", "opted-out"]
+)
+def test_dark_mode_follows_the_system_unless_the_host_opts_out(
+    browser: Any, demo_app: Flask, opt_out: bool, expected: str
+) -> None:
+    """prefers-color-scheme: dark turns both stylesheets dark; data-chatmem-theme="light"
+    on <html> keeps them light."""
+    with serving(demo_app) as url:
+        context = browser.new_context(base_url=url, color_scheme="dark")
+        page = context.new_page()
+        try:
+            log_in(page, "admin")
+            backgrounds = {}
+            for path in ("/connect", "/chatmem/memory"):
+                page.goto(path)
+                if opt_out:
+                    page.evaluate("document.documentElement.dataset.chatmemTheme = 'light'")
+                backgrounds[path] = page.evaluate(
+                    """() => {
+                      const colour = (e) => getComputedStyle(e).backgroundColor;
+                      const page = [document.body, document.documentElement]
+                        .map(colour).find((c) => c !== 'rgba(0, 0, 0, 0)');
+                      return [page, colour(document.querySelector('.card, .cm-card'))];
+                    }"""
+                )
+        finally:
+            context.close()
+    for path, colours in backgrounds.items():
+        for colour in colours:
+            channels = [int(c) for c in colour[colour.index("(") + 1 : -1].split(",")[:3]]
+            shade = "dark" if sum(channels) < 3 * 100 else "light"
+            assert shade == expected, f"{path}: {colour} is {shade}"

@@ -43,7 +43,9 @@ def url(tmp_path: Path) -> Iterator[str]:
 def host_revision(app: Flask, migrations: Path) -> str:
     """`flask db init` + `flask db migrate`: the text of the file autogenerate wrote."""
     flask(app, "db", "init", "-d", str(migrations))
-    flask(app, "db", "migrate", "-d", str(migrations), "-m", "users and posts")
+    said = flask(app, "db", "migrate", "-d", str(migrations), "-m", "users and posts")
+    assert "Detected added table 'user'" in said
+    assert "chatmem" not in said, "not even a 'Detected removed table' line"
     (written,) = (migrations / "versions").glob("*.py")
     return written.read_text()
 

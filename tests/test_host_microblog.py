@@ -24,6 +24,7 @@ from tests.hosts.microblog.testing import (
     empty_database,
     flask,
     invoke,
+    logging_kept,
     make_app,
     tables,
 )
@@ -82,6 +83,42 @@ def test_plain_alembic_env_comparing_db_metadata_leaves_chatmem_out(url: str) ->
     added = {change[1].name for change in diff if change[0] == "add_table"}
     assert added == {"user", "post"}
     assert "chatmem" not in repr(diff)
+
+
+HAND_WRITTEN_ENV = """
+from alembic import context
+
+from tests.hosts.microblog.app import create_app
+from tests.hosts.microblog.app.extensions import db
+
+app = create_app({"SQLALCHEMY_DATABASE_URI": context.config.get_main_option("sqlalchemy.url")})
+with app.app_context():
+    with db.engine.connect() as connection:
+        context.configure(connection=connection, target_metadata=db.metadata)
+        with context.begin_transaction():
+            context.run_migrations()
+    db.engine.dispose()
+"""
+
+
+def test_a_hand_written_alembic_env_leaves_chatmem_out(url: str, tmp_path: Path) -> None:
+    """`alembic revision --autogenerate` and `alembic check` with an env.py of the host's own."""
+    from alembic import command
+    from alembic.config import Config
+
+    flask(make_app(url), "chatmem", "db", "upgrade")
+    config = Config(str(tmp_path / "alembic.ini"))
+    config.set_main_option("script_location", str(tmp_path / "alembic"))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    with logging_kept():
+        command.init(config, str(tmp_path / "alembic"))
+        (tmp_path / "alembic" / "env.py").write_text(HAND_WRITTEN_ENV)
+        command.revision(config, message="first", autogenerate=True)
+        (written,) = (tmp_path / "alembic" / "versions").glob("*.py")
+        script = written.read_text()
+        command.upgrade(config, "head")
+        command.check(config)  # raises if anything is left to do
+    assert "op.create_table('user'" in script and "chatmem" not in script
 
 
 @pytest.mark.parametrize(

@@ -165,6 +165,34 @@ def _rate_limits(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
         )
 
 
+def _sqlite_workers(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
+    """Several workers on one SQLite file need WAL mode (docs: SQLite with more than one worker)."""
+    engine = memory.db.engine
+    if engine.dialect.name != "sqlite" or workers < 2:
+        return
+    if engine.url.database in (None, "", ":memory:"):
+        yield Finding(
+            PROBLEM,
+            "database",
+            f"{workers} workers on an in-memory SQLite database: each worker has its own.",
+        )
+        return
+    try:
+        with engine.connect() as connection:
+            mode = str(connection.exec_driver_sql("PRAGMA journal_mode").scalar()).lower()
+    except SQLAlchemyError:
+        return  # the tables check already says the database does not answer
+    if mode != "wal":
+        yield Finding(
+            PROBLEM,
+            "database",
+            f"{workers} workers on SQLite in {mode} mode: writers will fail with "
+            "'database is locked'. Turn on WAL (see 'SQLite with more than one worker').",
+        )
+    else:
+        yield Finding(OK, "database", f"SQLite in WAL mode for {workers} workers.")
+
+
 def _csp(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
     csp = str(memory.config("CHATMEM_SCREEN_CSP") or "")
     if not csp.strip():
@@ -213,6 +241,7 @@ CHECKS: tuple[Callable[[Flask, Any, int], Iterator[Finding]], ...] = (
     _hooks,
     _secret_key,
     _rate_limits,
+    _sqlite_workers,
     _csp,
     _provider,
 )

@@ -89,6 +89,22 @@ def _tables(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
         )
 
 
+def _host_revisions(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
+    from .host_revisions import pending_drops
+
+    try:
+        drops = pending_drops(app, memory.db.engine)
+    except SQLAlchemyError:
+        return  # the tables check already says the database does not answer
+    for drop in drops:
+        yield Finding(
+            PROBLEM,
+            "host migrations",
+            f"{drop} drops chatmem's tables: delete those op.drop_table lines from its "
+            "upgrade() before `flask db upgrade` erases the memory.",
+        )
+
+
 def _hooks(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
     from .permissions import _listed_capabilities
 
@@ -238,6 +254,7 @@ def _provider(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
 
 CHECKS: tuple[Callable[[Flask, Any, int], Iterator[Finding]], ...] = (
     _tables,
+    _host_revisions,
     _hooks,
     _secret_key,
     _rate_limits,

@@ -289,3 +289,34 @@ def test_the_documented_fixture_gives_chatmem_its_tables(
         assert edited == {"id": 1, "body": "edited"}
         assert "alice says: edited" in client.get("/index").get_data(as_text=True)
     assert not [r for r in caplog.records if r.name.startswith("chatmem")]
+
+
+def test_a_pending_host_revision_that_drops_chatmem_tables_is_stopped(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file written before chatmem filtered autogenerate (or by hand) never runs in the recipe."""
+    monkeypatch.chdir(tmp_path)  # Migrate's default directory, "migrations", is relative
+    app = make_app(url)
+    flask(app, "chatmem", "db", "upgrade")
+    host_revision(app, Path("migrations"))
+    flask(app, "db", "upgrade")
+    flask(app, "db", "revision", "-m", "old autogenerate")
+    (old,) = Path("migrations/versions").glob("*old_autogenerate.py")
+    source = old.read_text()
+    old.write_text(
+        re.sub(r"(def upgrade\(\):\n)", r"\1    op.drop_table('chatmem_ledger')\n", source, count=1)
+    )
+    revision = re.search(r"^revision = '(\w+)'", source, re.M)[1]  # type: ignore[index]
+
+    told = invoke(app, "chatmem", "doctor")
+    refused = invoke(app, "chatmem", "db", "upgrade", "--with-host")
+
+    assert told.exit_code == 1
+    assert f"problem host migrations  {revision} (" in told.output
+    assert refused.exit_code == 1
+    assert f"Not upgrading: the host's migration {revision} (" in refused.output
+    assert "chatmem_ledger" in tables(app)
+    old.write_text(source)  # the line deleted, as both messages say
+    assert invoke(app, "chatmem", "db", "upgrade", "--with-host").exit_code == 0
+    assert "chatmem_ledger" in tables(app)
+    assert "host migrations" not in invoke(app, "chatmem", "doctor").output

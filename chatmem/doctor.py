@@ -89,6 +89,22 @@ def _tables(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
         )
 
 
+def _host_revisions(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
+    from .host_revisions import pending_drops
+
+    try:
+        drops = pending_drops(app, memory.db.engine)
+    except SQLAlchemyError:
+        return  # the tables check already says the database does not answer
+    for drop in drops:
+        yield Finding(
+            PROBLEM,
+            "host migrations",
+            f"{drop} drops chatmem's tables: delete those op.drop_table lines from its "
+            "upgrade() before `flask db upgrade` erases the memory.",
+        )
+
+
 def _hooks(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
     from .permissions import _listed_capabilities
 
@@ -165,6 +181,34 @@ def _rate_limits(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
         )
 
 
+def _sqlite_workers(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
+    """Several workers on one SQLite file need WAL mode (docs: SQLite with more than one worker)."""
+    engine = memory.db.engine
+    if engine.dialect.name != "sqlite" or workers < 2:
+        return
+    if engine.url.database in (None, "", ":memory:"):
+        yield Finding(
+            PROBLEM,
+            "database",
+            f"{workers} workers on an in-memory SQLite database: each worker has its own.",
+        )
+        return
+    try:
+        with engine.connect() as connection:
+            mode = str(connection.exec_driver_sql("PRAGMA journal_mode").scalar()).lower()
+    except SQLAlchemyError:
+        return  # the tables check already says the database does not answer
+    if mode != "wal":
+        yield Finding(
+            PROBLEM,
+            "database",
+            f"{workers} workers on SQLite in {mode} mode: writers will fail with "
+            "'database is locked'. Turn on WAL (see 'SQLite with more than one worker').",
+        )
+    else:
+        yield Finding(OK, "database", f"SQLite in WAL mode for {workers} workers.")
+
+
 def _csp(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
     csp = str(memory.config("CHATMEM_SCREEN_CSP") or "")
     if not csp.strip():
@@ -210,9 +254,11 @@ def _provider(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
 
 CHECKS: tuple[Callable[[Flask, Any, int], Iterator[Finding]], ...] = (
     _tables,
+    _host_revisions,
     _hooks,
     _secret_key,
     _rate_limits,
+    _sqlite_workers,
     _csp,
     _provider,
 )

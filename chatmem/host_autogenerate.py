@@ -54,16 +54,39 @@ def install() -> None:
 
         try:  # Alembic >= 1.18 orders comparison functions by priority
             from alembic.util import DispatchPriority, PriorityDispatchResult
-        except ImportError:  # older: functions run in the order registered
+        except ImportError:  # older: functions run in the order registered, after Alembic's
             comparators.dispatch_for("schema")(_drop_chatmem_ops)
         else:
+
+            def first(*args: Any) -> Any:
+                _skip_chatmem_names(*args)
+                return PriorityDispatchResult.CONTINUE
 
             def last(*args: Any) -> Any:
                 _drop_chatmem_ops(*args)
                 return PriorityDispatchResult.CONTINUE
 
+            comparators.dispatch_for("schema", priority=DispatchPriority.FIRST)(first)
             comparators.dispatch_for("schema", priority=DispatchPriority.LAST)(last)
         _installed = True
+
+
+def _skip_chatmem_names(autogen_context: Any, upgrade_ops: Any, schemas: Any) -> None:
+    """Before Alembic reflects: never look at chatmem's tables at all.
+
+    Without it the comparison still comes out right (`_drop_chatmem_ops`),
+    but Alembic first logs "Detected removed table 'chatmem_ledger'" for
+    every table, which reads as if the next upgrade would drop it. The
+    context's list of name filters is not public, so this is a courtesy
+    and `_drop_chatmem_ops` stays the guarantee.
+    """
+    filters = getattr(autogen_context, "_name_filters", None)
+    if (
+        isinstance(filters, list)
+        and include_name not in filters
+        and not _compares_chatmem_models(autogen_context.metadata)
+    ):
+        filters.append(include_name)
 
 
 def _drop_chatmem_ops(autogen_context: Any, upgrade_ops: Any, schemas: Any) -> None:

@@ -152,3 +152,17 @@ def test_a_host_without_hooks_is_told(tmp_path: Path) -> None:
     assert "no way to load a user by id" in lines(result, "problem")[0]
     warnings = "\n".join(lines(result, "warn"))
     assert "no @memory.capability_checker" in warnings and "no @memory.user_by_name" in warnings
+
+
+def test_several_workers_on_sqlite_need_wal(tmp_path: Path) -> None:
+    shared = {"CHATMEM_RATELIMIT_STORAGE_URI": "memory://"}
+    app = upgraded(make_app(f"sqlite:///{tmp_path / 'workers.db'}", **shared))
+    rollback_journal = doctor(app, "--workers", "2")
+    assert "2 workers on SQLite in delete mode" in rollback_journal.output
+    with app.app_context(), db.engine.connect() as connection:
+        connection.exec_driver_sql("PRAGMA journal_mode=WAL")
+    assert (
+        "ok      database      SQLite in WAL mode for 2 workers."
+        in doctor(app, "--workers", "2").output
+    )
+    assert "SQLite" not in doctor(app).output  # one worker: nothing to say

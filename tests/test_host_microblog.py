@@ -24,6 +24,7 @@ from tests.hosts.microblog.testing import (
     empty_database,
     flask,
     invoke,
+    logging_kept,
     make_app,
     tables,
 )
@@ -43,7 +44,9 @@ def url(tmp_path: Path) -> Iterator[str]:
 def host_revision(app: Flask, migrations: Path) -> str:
     """`flask db init` + `flask db migrate`: the text of the file autogenerate wrote."""
     flask(app, "db", "init", "-d", str(migrations))
-    flask(app, "db", "migrate", "-d", str(migrations), "-m", "users and posts")
+    said = flask(app, "db", "migrate", "-d", str(migrations), "-m", "users and posts")
+    assert "Detected added table 'user'" in said
+    assert "chatmem" not in said, "not even a 'Detected removed table' line"
     (written,) = (migrations / "versions").glob("*.py")
     return written.read_text()
 
@@ -63,6 +66,7 @@ def test_host_autogenerate_never_proposes_chatmem_tables(
     flask(app, "db", "upgrade", "-d", str(tmp_path / "migrations"))
     again = flask(app, "db", "migrate", "-d", str(tmp_path / "migrations"), "-m", "nothing")
     assert "No changes in schema detected." in again
+    flask(app, "db", "check", "-d", str(tmp_path / "migrations"))  # exits 1 on a difference
     assert len(list((tmp_path / "migrations" / "versions").glob("*.py"))) == 1
 
 
@@ -80,6 +84,42 @@ def test_plain_alembic_env_comparing_db_metadata_leaves_chatmem_out(url: str) ->
     added = {change[1].name for change in diff if change[0] == "add_table"}
     assert added == {"user", "post"}
     assert "chatmem" not in repr(diff)
+
+
+HAND_WRITTEN_ENV = """
+from alembic import context
+
+from tests.hosts.microblog.app import create_app
+from tests.hosts.microblog.app.extensions import db
+
+app = create_app({"SQLALCHEMY_DATABASE_URI": context.config.get_main_option("sqlalchemy.url")})
+with app.app_context():
+    with db.engine.connect() as connection:
+        context.configure(connection=connection, target_metadata=db.metadata)
+        with context.begin_transaction():
+            context.run_migrations()
+    db.engine.dispose()
+"""
+
+
+def test_a_hand_written_alembic_env_leaves_chatmem_out(url: str, tmp_path: Path) -> None:
+    """`alembic revision --autogenerate` and `alembic check` with an env.py of the host's own."""
+    from alembic import command
+    from alembic.config import Config
+
+    flask(make_app(url), "chatmem", "db", "upgrade")
+    config = Config(str(tmp_path / "alembic.ini"))
+    config.set_main_option("script_location", str(tmp_path / "alembic"))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    with logging_kept():
+        command.init(config, str(tmp_path / "alembic"))
+        (tmp_path / "alembic" / "env.py").write_text(HAND_WRITTEN_ENV)
+        command.revision(config, message="first", autogenerate=True)
+        (written,) = (tmp_path / "alembic" / "versions").glob("*.py")
+        script = written.read_text()
+        command.upgrade(config, "head")
+        command.check(config)  # raises if anything is left to do
+    assert "op.create_table('user'" in script and "chatmem" not in script
 
 
 @pytest.mark.parametrize(
@@ -108,10 +148,7 @@ def test_both_upgrades_in_either_order(
         with db.engine.connect() as connection:
             assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
         db.engine.dispose()
-    # (Not `flask db check`: Flask-Migrate 4.1's own env.py empties the
-    # directives it inspects when nothing changed, and Alembic's check fails.)
-    again = flask(app, "db", "migrate", "-d", str(tmp_path / "migrations"), "-m", "nothing")
-    assert "No changes in schema detected." in again
+    flask(app, "db", "check", "-d", str(tmp_path / "migrations"))  # exits 1 on a difference
 
 
 def test_one_deploy_command_upgrades_the_host_then_chatmem(
@@ -252,3 +289,34 @@ def test_the_documented_fixture_gives_chatmem_its_tables(
         assert edited == {"id": 1, "body": "edited"}
         assert "alice says: edited" in client.get("/index").get_data(as_text=True)
     assert not [r for r in caplog.records if r.name.startswith("chatmem")]
+
+
+def test_a_pending_host_revision_that_drops_chatmem_tables_is_stopped(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file written before chatmem filtered autogenerate (or by hand) never runs in the recipe."""
+    monkeypatch.chdir(tmp_path)  # Migrate's default directory, "migrations", is relative
+    app = make_app(url)
+    flask(app, "chatmem", "db", "upgrade")
+    host_revision(app, Path("migrations"))
+    flask(app, "db", "upgrade")
+    flask(app, "db", "revision", "-m", "old autogenerate")
+    (old,) = Path("migrations/versions").glob("*old_autogenerate.py")
+    source = old.read_text()
+    old.write_text(
+        re.sub(r"(def upgrade\(\):\n)", r"\1    op.drop_table('chatmem_ledger')\n", source, count=1)
+    )
+    revision = re.search(r"^revision = '(\w+)'", source, re.M)[1]  # type: ignore[index]
+
+    told = invoke(app, "chatmem", "doctor")
+    refused = invoke(app, "chatmem", "db", "upgrade", "--with-host")
+
+    assert told.exit_code == 1
+    assert f"problem host migrations  {revision} (" in told.output
+    assert refused.exit_code == 1
+    assert f"Not upgrading: the host's migration {revision} (" in refused.output
+    assert "chatmem_ledger" in tables(app)
+    old.write_text(source)  # the line deleted, as both messages say
+    assert invoke(app, "chatmem", "db", "upgrade", "--with-host").exit_code == 0
+    assert "chatmem_ledger" in tables(app)
+    assert "host migrations" not in invoke(app, "chatmem", "doctor").output

@@ -9,7 +9,7 @@ transcript loader by the sweep, the notice hooks after a commit).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from .memory.guardrails import LabelResolver
@@ -29,6 +29,7 @@ class HostHooks:
         self._conversation_url: Callable[[str], str | None] | None = None
         self._post_types: Callable[[], Any] | None = None
         self._base_template: Callable[[], Any] | None = None
+        self._screen_context: Callable[[], Mapping[str, Any]] | None = None
         self._target_labels: LabelResolver | None = None
         self._label_exists: Callable[[str], bool] | None = None
         #: event -> the host's hooks for it (`on_proposal`, `on_waiting_call`).
@@ -156,6 +157,20 @@ class HostHooks:
         `chatmem_content` blocks.
         """
         self._base_template = func
+        return func
+
+    def screen_context(
+        self, func: Callable[[], Mapping[str, Any]]
+    ) -> Callable[[], Mapping[str, Any]]:
+        """`() -> dict`: variables the host's layout needs on every Memory screen page.
+
+        The screen renders with Flask's `render_template`, so what a host's
+        own render helper adds to its pages is missing there; Flask-Themes2's
+        `theme_static()`, for one, raises without `_theme` in the context.
+        Return them here (`{"_theme": current_theme()}`). chatmem's own names
+        win over these.
+        """
+        self._screen_context = func
         return func
 
     def on_proposal(self, func: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:

@@ -39,6 +39,12 @@ def screen_layout():
     )
 
 
+@memory.screen_context
+def theme_context():
+    """The theme the layout's `theme_static()` reads, which the forum's own pages carry."""
+    return {"_theme": current_theme()}
+
+
 def _topic(topic_id):
     topic = db.session.get(Topic, topic_id)
     if topic is None:

@@ -9,7 +9,7 @@ transcript loader by the sweep, the notice hooks after a commit).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from .memory.guardrails import LabelResolver
@@ -31,6 +31,8 @@ class HostHooks:
         self._base_template: Callable[[], Any] | None = None
         self._screen_context: Callable[[], Mapping[str, Any]] | None = None
         self._target_labels: LabelResolver | None = None
+        # The arguments the labels depend on, when the host says (see target_labels).
+        self._label_reads: tuple[str, ...] | None = None
         self._label_exists: Callable[[str], bool] | None = None
         #: event -> the host's hooks for it (`on_proposal`, `on_waiting_call`).
         self._notice_hooks: dict[str, list[Callable[[dict[str, Any]], Any]]] = {}
@@ -97,7 +99,9 @@ class HostHooks:
         self._post_type_resolver = func
         return func
 
-    def target_labels(self, func: LabelResolver) -> LabelResolver:
+    def target_labels(
+        self, func: LabelResolver | None = None, *, reads: Iterable[str] | None = None
+    ) -> Any:
         """`(tool_name, arguments) -> iterable of labels`: everything a tool call touches.
 
         `arguments` are the call's canonical arguments (validated, whatever
@@ -107,9 +111,26 @@ class HostHooks:
         are compared in lower case, and `topic:014` is `topic:14`). Called
         only while a `label:` guardrail is active; if it raises, the call is
         refused (enforcement fails closed) and the error logged.
+
+        `@memory.target_labels(reads=("topic_id", "post_id"))` says the labels
+        depend on those arguments only: the hook is then given just them, and
+        the dry run asks it once per distinct value instead of once per call.
         """
-        self._target_labels = func
-        return func
+        names = None if reads is None else tuple(reads)
+
+        def register(resolve: LabelResolver) -> LabelResolver:
+            self._label_reads = names
+            if names is None:
+                self._target_labels = resolve
+            else:
+
+                def only_reads(tool_name: str, arguments: Mapping[str, Any]) -> Iterable[Any]:
+                    return resolve(tool_name, {k: arguments[k] for k in names if k in arguments})
+
+                self._target_labels = only_reads
+            return resolve
+
+        return register if func is None else register(func)
 
     def label_exists(self, func: Callable[[str], bool]) -> Callable[[str], bool]:
         """`(label) -> bool`: whether the object a label names still exists.

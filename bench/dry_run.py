@@ -3,8 +3,11 @@
     python bench/dry_run.py [--database-url postgresql+psycopg://...]
 
 100,000 ledger rows in the window (20 tools; post ids 1-5,000, each post of
-one of 10 post types), then `memory.dry_run(target)` for a rare post id, a
-common tool, a post type and an absent post id, against the naive dry run:
+one of 10 post types, each by one of 50 authors), then `memory.dry_run(target)`
+for a rare post id, a common tool, a post type, an absent post id and an
+author's label (`target_labels`: a dict lookup, asked once per distinct
+call, and here every call is distinct; then with `reads=("post_id",)`, once
+per post), against the naive dry run:
 every row of the window read and put through the same matcher. Goal: well
 under a second at this size (SPEC §6), so the ratio and the absolute time
 are both printed.
@@ -36,6 +39,8 @@ def main() -> None:
         host = app.extensions["test_host"]
         db, memory = host["db"], host["memory"]
         memory.post_type_resolver(lambda post_id: TYPES[int(post_id) % len(TYPES)])
+        authors = {post_id: f"author:a{post_id % 50}" for post_id in range(1, 5001)}
+        memory.target_labels(lambda tool, a: [authors[a["post_id"]]] if "post_id" in a else [])
         now = utcnow()
         for start in range(0, ROWS, 10_000):
             db.session.execute(
@@ -66,14 +71,19 @@ def main() -> None:
                 )
             )
             resolve = memory._post_type_resolver
-            return sum(1 for r in rows if _refuses(index, r.tool, r.arguments, resolve))
+            labels = memory._target_labels
+            return sum(1 for r in rows if _refuses(index, r.tool, r.arguments, resolve, labels))
 
         for label, target in (
             ("rare post id", f"post_id:{rare}"),
             ("common tool", "tool:tool-3"),
             ("post type", "post_type:type4"),
             ("absent post id", "post_id:999999"),
+            ("author label", "label:author:a7"),
+            ("author label, reads post_id", "label:author:a7"),
         ):
+            if label.endswith("reads post_id"):
+                memory.target_labels(reads=("post_id",))(memory._target_labels)
             found = memory.dry_run(target).count
             assert found == naive(target), target
             ratio, m, b = compare(

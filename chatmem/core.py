@@ -248,6 +248,7 @@ class MemoryCore(HostHooks):
             server_name=self.server_name,
             resolve_post_type=self._post_type_resolver,
             resolve_labels=self._target_labels,
+            label_reads=self._label_reads,
             days=days or self.config("CHATMEM_DRY_RUN_DAYS"),
             limit=limit,
             severity="ask" if severity == "ask" else "block",

@@ -9,7 +9,7 @@ transcript loader by the sweep, the notice hooks after a commit).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from .memory.guardrails import LabelResolver
@@ -29,7 +29,10 @@ class HostHooks:
         self._conversation_url: Callable[[str], str | None] | None = None
         self._post_types: Callable[[], Any] | None = None
         self._base_template: Callable[[], Any] | None = None
+        self._screen_context: Callable[[], Mapping[str, Any]] | None = None
         self._target_labels: LabelResolver | None = None
+        # The arguments the labels depend on, when the host says (see target_labels).
+        self._label_reads: tuple[str, ...] | None = None
         self._label_exists: Callable[[str], bool] | None = None
         #: event -> the host's hooks for it (`on_proposal`, `on_waiting_call`).
         self._notice_hooks: dict[str, list[Callable[[dict[str, Any]], Any]]] = {}
@@ -96,7 +99,9 @@ class HostHooks:
         self._post_type_resolver = func
         return func
 
-    def target_labels(self, func: LabelResolver) -> LabelResolver:
+    def target_labels(
+        self, func: LabelResolver | None = None, *, reads: Iterable[str] | None = None
+    ) -> Any:
         """`(tool_name, arguments) -> iterable of labels`: everything a tool call touches.
 
         `arguments` are the call's canonical arguments (validated, whatever
@@ -106,9 +111,26 @@ class HostHooks:
         are compared in lower case, and `topic:014` is `topic:14`). Called
         only while a `label:` guardrail is active; if it raises, the call is
         refused (enforcement fails closed) and the error logged.
+
+        `@memory.target_labels(reads=("topic_id", "post_id"))` says the labels
+        depend on those arguments only: the hook is then given just them, and
+        the dry run asks it once per distinct value instead of once per call.
         """
-        self._target_labels = func
-        return func
+        names = None if reads is None else tuple(reads)
+
+        def register(resolve: LabelResolver) -> LabelResolver:
+            self._label_reads = names
+            if names is None:
+                self._target_labels = resolve
+            else:
+
+                def only_reads(tool_name: str, arguments: Mapping[str, Any]) -> Iterable[Any]:
+                    return resolve(tool_name, {k: arguments[k] for k in names if k in arguments})
+
+                self._target_labels = only_reads
+            return resolve
+
+        return register if func is None else register(func)
 
     def label_exists(self, func: Callable[[str], bool]) -> Callable[[str], bool]:
         """`(label) -> bool`: whether the object a label names still exists.
@@ -156,6 +178,20 @@ class HostHooks:
         `chatmem_content` blocks.
         """
         self._base_template = func
+        return func
+
+    def screen_context(
+        self, func: Callable[[], Mapping[str, Any]]
+    ) -> Callable[[], Mapping[str, Any]]:
+        """`() -> dict`: variables the host's layout needs on every Memory screen page.
+
+        The screen renders with Flask's `render_template`, so what a host's
+        own render helper adds to its pages is missing there; Flask-Themes2's
+        `theme_static()`, for one, raises without `_theme` in the context.
+        Return them here (`{"_theme": current_theme()}`). chatmem's own names
+        win over these.
+        """
+        self._screen_context = func
         return func
 
     def on_proposal(self, func: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:

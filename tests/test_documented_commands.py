@@ -183,6 +183,9 @@ class Runner:
                 folder = tmp / "checkout"
                 copy_checkout(folder)
                 (folder / ".venv").symlink_to(VENV)
+                # The copy's own package, as `pip install -e .` in it would give: the
+                # suite's virtualenv may have been installed from another checkout.
+                env["PYTHONPATH"] = str(folder)
                 yield cls(context, Shell(folder, env, scratch), fake, request)
                 return
             database_url: str = request.getfixturevalue("database_url")

@@ -144,7 +144,7 @@ def test_the_layout_settings_and_the_themed_hook_work_as_printed(database_url: s
     app.jinja_loader = DictLoader(  # type: ignore[method-assign]
         {
             "chatmem_layout.html": "<p>plain</p>{% block chatmem_content %}{% endblock %}",
-            "_themes/dark/chatmem_layout.html": "<p>dark</p>{% block chatmem_content %}"
+            "_themes/dark/chatmem_layout.html": "<p>{{ _theme }}</p>{% block chatmem_content %}"
             "{% endblock %}",
         }
     )

@@ -231,3 +231,24 @@ def test_the_screen_dry_runs_a_proposed_label_guardrail_and_warns_without_the_ho
     memory._target_labels = None
     page = squash(client.get(f"{SCREEN}?tab=pending").get_data(as_text=True))
     assert "the site gives tool calls no labels" in page
+
+
+def test_a_hook_that_says_what_it_reads_gets_only_that_and_is_asked_once_per_value(
+    memory: Any, db: Any, editor: Any
+) -> None:
+    seen: list[dict[str, Any]] = []
+
+    @memory.target_labels(reads=("post_id",))
+    def labels(tool: str, arguments: dict[str, Any]) -> list[str]:
+        seen.append(dict(arguments))
+        return labels_of_posts(tool, arguments)
+
+    for post_id, title in ((7, "a"), (7, "b"), (7, "c"), (42, "d")):
+        memory.call_tool("update-post", {"post_id": post_id, "title": title}, user=editor)
+    run = memory.dry_run("label:author:john")
+    assert run.count == 3
+    assert sorted(a["post_id"] for a in seen) == [7, 42]  # two values, not four calls
+    assert all(set(a) == {"post_id"} for a in seen)
+    guard(db, "label:author:john")
+    assert edit(memory, editor, 7)["refused"]["target"] == "label:author:john"
+    assert seen[-1] == {"post_id": 7}

@@ -12,9 +12,9 @@ arguments for a `post_id:` target (every spelling of an id that
 `canonical_id` folds to "42" contains "42"), or arguments that have an id
 at all for a `post_type:` target. The matcher decides.
 
-A `label:` target has nothing SQL can narrow by: the host's `target_labels`
-hook reads each call's tool and arguments, once per distinct call (the same
-edit made a hundred times is asked about once).
+A `label:` target has nothing SQL can narrow by: calls are grouped by tool
+and stored arguments (or, when the hook says which arguments it `reads`, by
+those), and the host's `target_labels` hook judges each group once.
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ def dry_run(
     server_name: str,
     resolve_post_type: Callable[[Any], str | None] | None,
     resolve_labels: LabelResolver | None = None,
+    label_reads: tuple[str, ...] | None = None,
     days: int,
     limit: int = 20,
     now: datetime | None = None,
@@ -75,7 +76,9 @@ def dry_run(
     if parsed.key == "label":
         if resolve_labels is None:
             return DryRun(target, days, 0, [], never_matches=True, severity=severity)
-        return _label_dry_run(db, index, target, since, resolve_labels, days, limit, severity)
+        run = _LabelRun(db, index, since, resolve_labels, label_reads)
+        count, calls = run.matches(limit)
+        return DryRun(target, days, count, calls, severity=severity)
     window = and_(
         LedgerEntry.at >= since,
         LedgerEntry.outcome.in_(CALL_OUTCOMES),  # calls, not a curator's decisions
@@ -111,32 +114,58 @@ def dry_run(
     return DryRun(target, days, count, calls, severity=severity)
 
 
-def _label_dry_run(
-    db: SQLAlchemy,
-    index: GuardrailIndex,
-    target: str,
-    since: datetime,
-    resolve_labels: LabelResolver,
-    days: int,
-    limit: int,
-    severity: str,
-) -> DryRun:
-    """Every call in the window, judged once per distinct (tool, arguments)."""
-    window = and_(LedgerEntry.at >= since, LedgerEntry.outcome.in_(CALL_OUTCOMES))
-    rows = select(LedgerEntry.id, LedgerEntry.tool, LedgerEntry.arguments).where(window)
-    verdicts: dict[tuple[str, str], bool] = {}
-    matched: list[int] = []
-    for row in db.session.execute(rows.execution_options(yield_per=1000)):
-        arguments = row.arguments if isinstance(row.arguments, dict) else {}
-        key = (row.tool, json.dumps(arguments, sort_keys=True, default=str))
-        if key not in verdicts:
-            verdicts[key] = _refuses(index, row.tool, arguments, None, resolve_labels)
-        if verdicts[key]:
-            matched.append(row.id)
-    newest = sorted(matched, reverse=True)[:limit]
-    query = select(LedgerEntry).where(LedgerEntry.id.in_(newest)).order_by(LedgerEntry.id.desc())
-    calls = list(db.session.scalars(query)) if newest else []
-    return DryRun(target, days, len(matched), calls, severity=severity)
+@dataclass
+class _LabelRun:
+    """A `label:` target's dry run: calls grouped by what the hook reads, each group judged once.
+
+    The groups are (tool, stored arguments), or with the hook's `reads`
+    (the arguments its labels depend on) (tool, those arguments' values),
+    so a thousand edits of one topic with a thousand titles are one group.
+    """
+
+    db: SQLAlchemy
+    index: GuardrailIndex
+    since: datetime
+    resolve_labels: LabelResolver
+    label_reads: tuple[str, ...] | None
+
+    def matches(self, limit: int) -> tuple[int, list[LedgerEntry]]:
+        window = and_(LedgerEntry.at >= self.since, LedgerEntry.outcome.in_(CALL_OUTCOMES))
+        reads = self._reads()
+        groups = select(
+            *reads, func.count().label("calls"), func.max(LedgerEntry.id).label("newest")
+        )
+        matched = [
+            group
+            for group in self.db.session.execute(groups.where(window).group_by(*reads))
+            if _refuses(self.index, group.tool, self._arguments(group), None, self.resolve_labels)
+        ]
+        newest = sorted(matched, key=lambda group: group.newest, reverse=True)[:limit]
+        calls = []
+        if newest:
+            chosen = tuple_(*reads).in_([tuple(group[: len(reads)]) for group in newest])
+            query = select(LedgerEntry).where(window, chosen).order_by(LedgerEntry.id.desc())
+            calls = list(self.db.session.scalars(query.limit(limit)))
+        return sum(group.calls for group in matched), calls
+
+    def _reads(self) -> list[Any]:
+        if self.label_reads is None:
+            return [LedgerEntry.tool, cast(LedgerEntry.arguments, String).label("stored")]
+        dialect = self.db.session.get_bind().dialect.name
+        return [LedgerEntry.tool, *(c for key in self.label_reads for c in _scalar(dialect, key))]
+
+    def _arguments(self, group: Any) -> dict[str, Any]:
+        if self.label_reads is None:
+            return _decoded(group.stored)
+        return _inputs(group, self.label_reads)
+
+
+def _decoded(stored: str | None) -> dict[str, Any]:
+    try:
+        arguments = json.loads(stored or "null")
+    except ValueError:
+        return {}
+    return arguments if isinstance(arguments, dict) else {}
 
 
 def _narrowing(key: str | None, value: str) -> Any:
@@ -196,15 +225,20 @@ _FROM_JSON: dict[str, Callable[[str], Any]] = {
 
 
 def _id_inputs(row: Any) -> dict[str, Any]:
+    if not hasattr(row, "post_id_type"):
+        return {}  # a tool target's group: the tool is all the matcher reads
+    return _inputs(row, ID_KEYS)
+
+
+def _inputs(row: Any, keys: tuple[str, ...]) -> dict[str, Any]:
     # A missing input and a JSON null both leave the key out: the matcher
     # reads neither as an id.
     inputs: dict[str, Any] = {}
-    if not hasattr(row, "post_id_type"):
-        return inputs  # a tool target's group: the tool is all the matcher reads
-    for key in ID_KEYS:
-        parse = _FROM_JSON.get(getattr(row, f"{key}_type"))
+    values = row._mapping
+    for key in keys:
+        parse = _FROM_JSON.get(values[f"{key}_type"])
         if parse is not None:
-            inputs[key] = parse(getattr(row, f"{key}_value"))
+            inputs[key] = parse(values[f"{key}_value"])
     return inputs
 
 

@@ -58,6 +58,7 @@ def main():
         browser.post("/login", data={"username": "alice", "password": "alice"})
         page = browser.get("/chatmem/memory?theme=dark").get_data(as_text=True)
         print("Memory screen:", re.search(r"<title>(.*?)</title>", page, re.S)[1].strip())
+        print("its theme stylesheet:", re.search(r'href="(/theme/[^"]+)"', page)[1])
         for target in ("label:forum:2", "label:topic:15"):
             browser.post(
                 "/chatmem/memory/guidance",

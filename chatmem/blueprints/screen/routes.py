@@ -674,10 +674,12 @@ def _headers(response: Response) -> Response:
 
 @bp.context_processor
 def _layout() -> dict[str, Any]:
-    """The layout the screen's pages extend: the host's hook, else CHATMEM_BASE_TEMPLATE."""
+    """The layout the screen's pages extend (the host's hook, else CHATMEM_BASE_TEMPLATE),
+    and what the host's `screen_context` says its layout needs."""
     memory = current_memory()
     chosen = memory._base_template() if memory._base_template is not None else None
-    return {"chatmem_base": chosen or memory.config("CHATMEM_BASE_TEMPLATE")}
+    extra = dict(memory._screen_context()) if memory._screen_context is not None else {}
+    return {**extra, "chatmem_base": chosen or memory.config("CHATMEM_BASE_TEMPLATE")}
 
 
 @bp.app_context_processor

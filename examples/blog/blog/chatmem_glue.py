@@ -40,7 +40,7 @@ def update_post(post_id, title, context):
     return {"post_id": post.id, "title": post.title}
 
 
-@memory.target_labels
+@memory.target_labels(reads=("post_id",))  # the labels depend on the post only
 def labels(tool_name, arguments):
     """A post's author is a target too: a guardrail can protect `label:author:susan`."""
     post = db.session.get(Post, arguments["post_id"]) if "post_id" in arguments else None

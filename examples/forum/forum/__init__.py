@@ -10,9 +10,9 @@ knows nothing about it.
 import importlib
 from pathlib import Path
 
-from flask import Blueprint, Flask, g, render_template, request
+from flask import Blueprint, Flask, g, render_template, request, send_from_directory, url_for
 from flask_login import LoginManager, login_user
-from jinja2 import FileSystemLoader, PrefixLoader
+from jinja2 import FileSystemLoader, PrefixLoader, pass_context
 from sqlalchemy import select
 
 from .models import Forum, User, db
@@ -30,7 +30,23 @@ def current_theme():
 
 
 def render_theme(name, **context):
-    return render_template(f"_themes/{current_theme()}/{name}", **context)
+    """Every forum page: drawn in the current theme, which it carries as `_theme`."""
+    theme = current_theme()
+    return render_template(f"_themes/{theme}/{name}", _theme=theme, **context)
+
+
+@pass_context
+def theme_static(context, filename):
+    """A theme's file, as Flask-Themes2's `theme_static`: the theme comes from the page."""
+    theme = context.get("_theme")
+    if theme is None:
+        raise RuntimeError("Could not find the active theme")
+    return url_for("board.theme_file", theme=theme, filename=filename)
+
+
+@board.get("/theme/<theme>/<path:filename>")
+def theme_file(theme, filename):
+    return send_from_directory(THEMES / theme / "static", filename)
 
 
 @board.before_app_request
@@ -68,6 +84,7 @@ def create_app(config=None):
     app.config.update(config or {})
     app.jinja_loader = PrefixLoader({"_themes": FileSystemLoader(THEMES)})
     app.add_template_global(current_theme)
+    app.add_template_global(theme_static)
     db.init_app(app)
     login_manager.init_app(app)
     login_manager.login_view = "board.login"

@@ -39,6 +39,12 @@ def screen_layout():
     )
 
 
+@memory.screen_context
+def theme_context():
+    """The theme the layout's `theme_static()` reads, which the forum's own pages carry."""
+    return {"_theme": current_theme()}
+
+
 def _topic(topic_id):
     topic = db.session.get(Topic, topic_id)
     if topic is None:
@@ -80,7 +86,7 @@ def edit_post(post_id, text):
     return {"post_id": post.id}
 
 
-@memory.target_labels
+@memory.target_labels(reads=("post_id", "topic_id", "forum_id"))
 def labels(tool_name, arguments):
     """A call touches its topic, the topic's forum (both forums for a move) and its author."""
     if "post_id" in arguments:

@@ -19,6 +19,9 @@ chatmem's own migrations compare `Base.metadata` and are left alone.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
+import sys
 import threading
 from typing import Any
 
@@ -43,32 +46,65 @@ def include_name(name: str | None, type_: str, parent_names: Any) -> bool:
 
 
 def install() -> None:
-    """Register the filter with Alembic once per process (idempotent, thread-safe)."""
+    """Register the filter with Alembic once per process, without importing Alembic.
+
+    Importing Alembic costs a CLI start a second or more on a busy machine,
+    and only an autogenerate needs the filter: when Alembic is not loaded
+    yet, the filter is registered the moment it is (`_WhenAlembicLoads`).
+    """
+    with _lock:
+        if _installed or any(isinstance(f, _WhenAlembicLoads) for f in sys.meta_path):
+            return
+        if "alembic" in sys.modules:
+            _register()
+        else:
+            sys.meta_path.insert(0, _WhenAlembicLoads())
+
+
+class _WhenAlembicLoads(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: it lets the real finder load `alembic`, then registers."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != "alembic":
+            return None
+        sys.meta_path.remove(self)  # once; and the look-up below must not find us again
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            with _lock:
+                _register()
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _register() -> None:
     global _installed
     if _installed:
         return
-    with _lock:
-        if _installed:
-            return
-        from alembic.autogenerate import comparators
+    from alembic.autogenerate import comparators
 
-        try:  # Alembic >= 1.18 orders comparison functions by priority
-            from alembic.util import DispatchPriority, PriorityDispatchResult
-        except ImportError:  # older: functions run in the order registered, after Alembic's
-            comparators.dispatch_for("schema")(_drop_chatmem_ops)
-        else:
+    try:  # Alembic >= 1.18 orders comparison functions by priority
+        from alembic.util import DispatchPriority, PriorityDispatchResult
+    except ImportError:  # older: functions run in the order registered, after Alembic's
+        comparators.dispatch_for("schema")(_drop_chatmem_ops)
+    else:
 
-            def first(*args: Any) -> Any:
-                _skip_chatmem_names(*args)
-                return PriorityDispatchResult.CONTINUE
+        def first(*args: Any) -> Any:
+            _skip_chatmem_names(*args)
+            return PriorityDispatchResult.CONTINUE
 
-            def last(*args: Any) -> Any:
-                _drop_chatmem_ops(*args)
-                return PriorityDispatchResult.CONTINUE
+        def last(*args: Any) -> Any:
+            _drop_chatmem_ops(*args)
+            return PriorityDispatchResult.CONTINUE
 
-            comparators.dispatch_for("schema", priority=DispatchPriority.FIRST)(first)
-            comparators.dispatch_for("schema", priority=DispatchPriority.LAST)(last)
-        _installed = True
+        comparators.dispatch_for("schema", priority=DispatchPriority.FIRST)(first)
+        comparators.dispatch_for("schema", priority=DispatchPriority.LAST)(last)
+    _installed = True
 
 
 def _skip_chatmem_names(autogen_context: Any, upgrade_ops: Any, schemas: Any) -> None:

@@ -184,6 +184,7 @@ def pages(seeded: dict[str, Any]) -> dict[str, list[Visit]]:
             *(Visit(f"/chat/{seeded[key]}") for key in ("chat", "help", "waiting", "allowed")),
             Visit(f"/chat/{seeded['denied']}"),
             Visit("/connect"),
+            Visit("/chat/2147483647", status=404),  # the demo's error page
         ],
         "admin": [
             Visit("/chat"),

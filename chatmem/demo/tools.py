@@ -32,9 +32,21 @@ _POST_TYPE = {
 # -- hooks ----------------------------------------------------------------
 
 
+MAX_ID = 2**31 - 1  # the id columns are INTEGER: a larger number names no row (and overflows)
+
+
+def row_id(value: Any) -> int | None:
+    """A row id from a caller's value, or None when it cannot name a row."""
+    text = str(value)
+    if not text.isascii() or not text.isdigit() or not 0 < int(text) <= MAX_ID:
+        return None
+    return int(text)
+
+
 def load_user(user_id: str) -> User | None:
     """A user by id. flask-login's loader (`sessions.signed_in_user`) also checks the cookie."""
-    return db.session.get(User, int(user_id)) if str(user_id).isdigit() else None
+    found = row_id(user_id)
+    return db.session.get(User, found) if found is not None else None
 
 
 # No `request_loader`: an API token is never a login to this app's pages (it
@@ -78,7 +90,8 @@ def licensed() -> bool:
 @memory.post_type_resolver
 def post_type(post_id: Any) -> str | None:
     """Lets `post_type:header_footer` guardrails see what a call would touch."""
-    post = db.session.get(Post, int(post_id))
+    found = row_id(post_id)
+    post = db.session.get(Post, found) if found is not None else None
     return post.post_type if post else None
 
 

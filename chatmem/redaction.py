@@ -63,6 +63,8 @@ def looks_random(value: str, *, shortest: int = 8) -> bool:
     """A value a person did not choose as a word: long enough, letters and digits mixed."""
     if not shortest <= len(value) <= 2_000 or any(c.isspace() for c in value):
         return False
+    if "://" in value:
+        return False  # a link (its user info has a shape of its own)
     if value.lower() in _PLACEHOLDERS or _PLACEHOLDER.fullmatch(value):
         return False
     letters = sum(c.isalpha() for c in value)
@@ -74,7 +76,8 @@ def looks_random(value: str, *, shortest: int = 8) -> bool:
     if not digits:
         # all letters: random only when long, mixed-case and varied (AbCd…Yz)
         mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
-        return letters > 0 and len(value) >= 20 and mixed and entropy(value) >= 3.5
+        wordy = _CASE_RUN.search(value) is not None  # GUIDANCE_TYPES.index
+        return len(value) >= 20 and mixed and not wordy and entropy(value) >= 3.5
     return entropy(value) >= 2.5
 
 
@@ -91,7 +94,8 @@ def _random_token(match: re.Match[str]) -> bool:
     lower = sum(c.islower() for c in value)
     digits = sum(c.isdigit() for c in value)
     if min(upper, lower, digits) >= 2 and not _UUID.fullmatch(value):
-        return entropy(value) >= (3.6 if assigned else 4.0)
+        # Draft202012Validator.check_schema: a name, its words long runs of one case
+        return not (not assigned and _wordy(value)) and entropy(value) >= (3.6 if assigned else 4.0)
     # One case only (hex, a UUID, base36) is a key when a name is set to it
     # (`assemblyai = fa0e…`, `postmark: "f59d…"`), unless the name says what
     # else it is: a hash, a commit, an id.
@@ -103,6 +107,12 @@ def _random_token(match: re.Match[str]) -> bool:
     letters = upper + lower
     long_enough = len(value) >= 32 or _UUID.fullmatch(value) is not None
     return long_enough and letters >= 4 and digits >= 4 and entropy(value) >= 3.3
+
+
+def _wordy(value: str) -> bool:
+    """Its longest part holds a word-like run of 8+ lower-case letters (not `abcdefgh…`)."""
+    part = max(re.split(r"[-_.~/+]", value), key=len)
+    return any(run not in "abcdefghijklmnopqrstuvwxyz" for run in _LOWER_RUN.findall(part))
 
 
 def _prefixed_token(match: re.Match[str]) -> bool:
@@ -127,6 +137,8 @@ def _flag_value(match: re.Match[str]) -> bool:
     )
 
 
+_CASE_RUN = re.compile(r"[a-z]{5}|[A-Z]{5}")
+_LOWER_RUN = re.compile(r"[a-z]{8,}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
 _HASH_PREFIX = re.compile(r"(?i)(?:sha|md|blake|crc|sri|x86|amd|arm|utf|iso|rfc|cve)\d*[_-]")
@@ -372,9 +384,12 @@ _KEYED = re.compile(
 _PLACEHOLDERS: set[str] = {"", "null", "none", "nil", "true", "false", "undefined", "...", "…"}
 _PLACEHOLDERS |= {"changeme", "placeholder", "redacted"}
 _PLACEHOLDERS |= {"bearer", "basic", "token"}  # `Authorization: Bearer <token>`
+# type names: `password: str` in code, `"token": "string"` in a schema
+_PLACEHOLDERS |= {"str", "int", "bool", "bytes", "float", "any", "string", "number", "boolean"}
+_SCHEME = re.compile(r"^(?i:bearer|basic|token)[ \t]+")
 _PLACEHOLDER = re.compile(
     r"\[redacted[^\]]*\]|\$\{?[A-Z_][A-Z0-9_]*\}?|\{\{.*\}\}|%\(?\w*\)?s|[*x•?]+"
-    r"|<[^<>]*>|(?i:your|my)[_-][\w-]+"
+    r"|<[^<>]*>|(?i:your|my)[_-][\w-]+|\[[a-z ]+\]|0x[0-9a-fA-F]{1,16}"
 )
 _PROSE_AFTER = re.compile(r"[ \t]+[^\W\d_]|'[a-z]")
 _PROSE_WORD_MAX = 20
@@ -534,10 +549,13 @@ def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str | None:
     mark = "" if mark in ("is", "was") else mark
     if mark == "," and not (quote and match.group("key_quote")):
         found = None  # a comma joins a key to its value only in `'KEY', 'value'`
+    if not quote and _code_value(match, value):
+        found = None  # code: `key == other`, `key = make_key(32)`, `os.environ[…]`, `f'…'`
     if found is None:
         return None
     kind, sure = found
-    if value.lower() in _PLACEHOLDERS or _PLACEHOLDER.fullmatch(value):
+    unschemed = _SCHEME.sub("", value)  # `Bearer $TOKEN`, `Bearer <token>`
+    if unschemed.lower() in _PLACEHOLDERS or _PLACEHOLDER.fullmatch(unschemed):
         return None
     # Without `=` or `:` (`password is …`, `TOKEN …`), or under a key that is
     # not sure, only a value that looks random is a secret.
@@ -547,6 +565,7 @@ def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str | None:
         return None  # `cache key is product:42`: without `=` or `:`, only a long random value
     # `password 'hunter2'` (Gradle): quoted, one word, under a sure key
     quoted_word = sure and bool(quote) and bool(value) and not any(c.isspace() for c in value)
+    quoted_word = quoted_word and mark != ","  # ("password", "password") is a list of words
     random = looks_random(value, shortest=6 if sure else 8)
     if (not mark or mark == "," or not sure) and not random and not quoted_word:
         return None
@@ -555,6 +574,14 @@ def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str | None:
         return match.group()
     kinds[kind] = None
     return f"{start}{quote}{redacted(kind)}{quote}"
+
+
+def _code_value(match: re.Match[str], value: str) -> bool:
+    """A bare value that is code, not a secret: a comparison, a call, an index, an f-string."""
+    if value.startswith("=") or "(" in value or "[" in value:
+        return True
+    after = match.string[match.end() : match.end() + 1]
+    return value in ("f", "b", "r", "u", "rb", "br", "fr", "rf") and after in ("'", '"')
 
 
 def _reads_as_prose(match: re.Match[str], value: str) -> bool:

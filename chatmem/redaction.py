@@ -32,12 +32,16 @@ from . import text as text_rules
 _START = r"(?<![A-Za-z0-9])"  # a prefix such as ghp_ may follow "_" or "=", not a letter
 
 
+# `:5432:` in a ~/.pgpass line: literal-led, so searched for fast (a `:` alone is everywhere)
+_PGPASS_PORT = re.compile(r":(?:\d{2,5}|\*):")
+
+
 class _Shape(NamedTuple):
     kind: str
     # Literal text every match holds: a pattern runs only on text that has one
     # (a `str` search is far cheaper than a regex scan; most text has none).
     # Empty: the shape runs on every text long enough to hold it.
-    anchors: tuple[str, ...]
+    anchors: tuple[str | re.Pattern[str], ...]
     pattern: re.Pattern[str]
     # A match it returns False for is left alone (a slug, a hash, a word).
     check: Callable[[re.Match[str]], bool] | None = None
@@ -45,7 +49,7 @@ class _Shape(NamedTuple):
 
 def _shape(
     kind: str,
-    anchors: tuple[str, ...],
+    anchors: tuple[str | re.Pattern[str], ...],
     pattern: str,
     check: Callable[[re.Match[str]], bool] | None = None,
 ) -> _Shape:
@@ -84,6 +88,8 @@ def looks_random(value: str, *, shortest: int = 8) -> bool:
 def _random_token(match: re.Match[str]) -> bool:
     """A long token of upper, lower and digits with high entropy, not a hash or image."""
     value = match.group()
+    if _DIGITS.search(value) is None:
+        return False  # every branch below wants digits; most words and paths have none
     before = match.string[max(0, match.start() - 8) : match.start()]
     if _NOT_A_SECRET_BEFORE.search(before) or _HASH_PREFIX.match(value):
         return False
@@ -118,6 +124,8 @@ def _wordy(value: str) -> bool:
 def _prefixed_token(match: re.Match[str]) -> bool:
     """`<prefix>_<random body>`: the body's longest run of letters and digits is random."""
     body = match.group("body")
+    if _DIGITS.search(body) is None and _UPPER_LOWER.search(body) is None:
+        return False  # neither digits nor mixed case: words (spring-sale-on-the-garden)
     if _HASH_PREFIX.match(match.group()):
         return False
     run = max(_ALNUM_RUN.findall(body), key=len, default="")
@@ -137,6 +145,8 @@ def _flag_value(match: re.Match[str]) -> bool:
     )
 
 
+_DIGITS = re.compile(r"\d.*\d")
+_UPPER_LOWER = re.compile(r"[A-Z][a-z]|[a-z][A-Z]")
 _CASE_RUN = re.compile(r"[a-z]{5}|[A-Z]{5}")
 _LOWER_RUN = re.compile(r"[a-z]{8,}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
@@ -202,12 +212,13 @@ _SHAPES: tuple[_Shape, ...] = (
         r"(?i:\b(?:bearer|oauth))\s+(?:[\w.~+/-]{16,}|(?=[\w.~+/-]*[\d.~+/_-])[\w.~+/-]{12,})=*",
     ),
     # only the user:password part, so the link still says where it pointed
-    _shape("url_credentials", ("://",), r"(?<=://)[^\s/?#@:\"']*:[^\s/?#@\"']+(?=@)"),
+    # (literal text first is searched for fast; a lookbehind is tried at every position)
+    _shape("url_credentials", ("://",), r"://(?P<secret>[^\s/?#@:\"']*+:[^\s/?#@\"']++)(?=@)"),
     _shape(  # a key as the whole user info: https://<key>@sentry.io/1
         "url_credentials",
         ("://",),
-        r"(?<=://)[\w-]{16,}:?(?=@)",
-        lambda m: looks_random(m.group()),
+        r"://(?P<secret>[\w-]{16,}:?)(?=@)",
+        lambda m: looks_random(m.group("secret")),
     ),
     _shape(  # kingfisher.ansible: a vault's encrypted body
         "secret",
@@ -263,7 +274,9 @@ _SHAPES: tuple[_Shape, ...] = (
     _shape(
         "api_token",
         (),
-        r"(?<![\w.+/@-])(?:[A-Za-z][A-Za-z0-9]{1,11}(?:[_-][A-Za-z0-9]{1,12}){0,3}[_-]|SG\.|AQ\.)"
+        # (the lookahead skips, cheaply, every word too short to be one)
+        r"(?<![\w.+/@-])(?=[\w.=+/-]{20})"
+        r"(?:[A-Za-z][A-Za-z0-9]{1,11}(?:[_-][A-Za-z0-9]{1,12}){0,3}[_-]|SG\.|AQ\.)"
         r"(?P<body>[A-Za-z0-9][A-Za-z0-9_.=+/-]{15,})",
         _prefixed_token,
     ),
@@ -294,8 +307,9 @@ _SHAPES: tuple[_Shape, ...] = (
     ),
     _shape(  # host:port:database:user:password (~/.pgpass)
         "password",
-        (":",),
-        r"(?<![\w.:/-])(?:[\w.-]+|\*):(?:\d{2,5}|\*):(?:[\w.-]+|\*):(?:[\w.@-]+|\*):"
+        (_PGPASS_PORT,),
+        r"(?<![\w.:/-])(?=[\w.*-]++:(?:\d{2,5}|\*):)(?:[\w.-]++|\*):(?:\d{2,5}|\*):"
+        r"(?:[\w.-]++|\*):(?:[\w.@-]++|\*):"
         r"(?P<secret>[^\s:]{4,})",
     ),
     _shape(  # <Password><Value>…</Value>, <AdministratorPassword>…, <apiKey>…
@@ -310,7 +324,7 @@ _SHAPES: tuple[_Shape, ...] = (
     _shape(
         "random_token",
         (),
-        r"(?<![A-Za-z0-9+/_.~-])[A-Za-z0-9][A-Za-z0-9+/_.~-]{15,}={0,2}(?![A-Za-z0-9+/=_.~-])",
+        r"(?<![A-Za-z0-9+/_.~-])[A-Za-z0-9][A-Za-z0-9+/_.~-]{15,}+={0,2}(?![A-Za-z0-9+/=_.~-])",
         _random_token,
     ),
 )
@@ -323,6 +337,7 @@ _GATES = (
     *("assword>", "ecret>", "oken>", "ey>", "1000.", "00D", "/v2/", "/v3/", "/hooks/", "/webhook"),
     *("PDO", "mysqli", "IDENTIFIED", "identified", "PASSWORD", "net use", "connect"),
 )
+_LONG_TOKEN = re.compile(r"(?<![\w.=+/~-])[\w.=+/~-]{16,}")
 _SHORTEST_TOKEN = 16  # the shapes without an anchor find nothing shorter
 # An AWS secret key is 40 characters of base64 with nothing to recognise it
 # by; in the same text as an access key id it is taken for one.
@@ -469,7 +484,7 @@ def _scan(text: str, kinds: dict[str, None]) -> str:
         return text
     if any(gate in text for gate in _GATES):
         for shape in _SHAPES:
-            if shape.anchors and any(anchor in text for anchor in shape.anchors):
+            if shape.anchors and any(_holds(text, anchor) for anchor in shape.anchors):
                 text = shape.pattern.sub(functools.partial(_checked, shape, kinds), text)
     if "aws_access_key" in kinds:
         text = _AWS_SECRET.sub(lambda m: _aws_secret(m, kinds), text)
@@ -478,8 +493,24 @@ def _scan(text: str, kinds: dict[str, None]) -> str:
     if len(text) >= _SHORTEST_TOKEN:
         for shape in _SHAPES:
             if not shape.anchors:
-                text = shape.pattern.sub(functools.partial(_checked, shape, kinds), text)
+                text = _in_long_tokens(shape, text, kinds)
     return text
+
+
+def _in_long_tokens(shape: _Shape, text: str, kinds: dict[str, None]) -> str:
+    """`shape` applied only inside runs of token characters long enough to hold
+    it: one fast scan finds them, and prose has few (trying the pattern at
+    every position of a long transcript costs ~10 times more)."""
+    out, done = [], 0
+    for token in _LONG_TOKEN.finditer(text):
+        for match in shape.pattern.finditer(text, token.start(), token.end()):
+            out += [text[done : match.start()], _checked(shape, kinds, match)]
+            done = match.end()
+    return "".join(out) + text[done:] if out else text
+
+
+def _holds(text: str, anchor: str | re.Pattern[str]) -> bool:
+    return anchor in text if isinstance(anchor, str) else anchor.search(text) is not None
 
 
 def _checked(shape: _Shape, kinds: dict[str, None], match: re.Match[str]) -> str:

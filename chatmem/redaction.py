@@ -1,19 +1,28 @@
 """The one redaction step: recognisable secrets become `[redacted:<kind>]`.
 
 Run before anything is written to chatmem's tables or sent to a provider
-(SPEC §9b). Two ways to recognise a secret, both needed:
+(SPEC §9b). Three ways to recognise a secret:
 
 - by **shape**: provider and cloud keys, tokens with a known prefix, JWTs,
-  PEM private keys, chatmem tokens, bearer credentials, passwords in URLs;
+  PEM private keys, chatmem tokens, bearer credentials, passwords in URLs,
+  on command lines and in config files; the families issue 24 added are
+  ported from Kingfisher's rules (mongodb/kingfisher, Apache-2.0), each with
+  a comment naming the family;
 - by the **key it sits under**: `password=…`, `secret: …`, `"api_key": "…"`
   in free text (JSON held in a string included), and values of key-named
-  fields in structured arguments.
+  fields in structured arguments; a key that only often names a secret
+  (`asana_key`, `ASANA_PAT`) takes only a value that looks random;
+- by **randomness**: a long token of mixed letters and digits with high
+  entropy, wherever it sits (`random_token`), or after a short prefix
+  (`api_token`).
 
 Hand-written rather than detect-secrets: bench/redaction.py measured
 detect-secrets at ~100 to ~1,500 times the cost of serialising the same
-arguments, against ~10 times for this, and its plugins alone miss many of
-the shapes agents paste (the README's design notes give the figures). The
-kinds are listed in the README's "Text rules" table, which a test checks.
+arguments, and its plugins alone miss many of the shapes agents paste.
+tests/corpora/secrets measures these rules on text nobody here wrote
+(`python -m tests.corpora.secrets`), bench/redaction_outside.py their cost
+against the rules before issue 24. The kinds are listed in
+docs/trust-model.md's "Text rules" table, which a test checks.
 """
 
 from __future__ import annotations

@@ -1,19 +1,28 @@
 """The one redaction step: recognisable secrets become `[redacted:<kind>]`.
 
 Run before anything is written to chatmem's tables or sent to a provider
-(SPEC §9b). Two ways to recognise a secret, both needed:
+(SPEC §9b). Three ways to recognise a secret:
 
 - by **shape**: provider and cloud keys, tokens with a known prefix, JWTs,
-  PEM private keys, chatmem tokens, bearer credentials, passwords in URLs;
+  PEM private keys, chatmem tokens, bearer credentials, passwords in URLs,
+  on command lines and in config files; the families issue 24 added are
+  ported from Kingfisher's rules (mongodb/kingfisher, Apache-2.0), each with
+  a comment naming the family;
 - by the **key it sits under**: `password=…`, `secret: …`, `"api_key": "…"`
   in free text (JSON held in a string included), and values of key-named
-  fields in structured arguments.
+  fields in structured arguments; a key that only often names a secret
+  (`asana_key`, `ASANA_PAT`) takes only a value that looks random;
+- by **randomness**: a long token of mixed letters and digits with high
+  entropy, wherever it sits (`random_token`), or after a short prefix
+  (`api_token`).
 
 Hand-written rather than detect-secrets: bench/redaction.py measured
 detect-secrets at ~100 to ~1,500 times the cost of serialising the same
-arguments, against ~10 times for this, and its plugins alone miss many of
-the shapes agents paste (the README's design notes give the figures). The
-kinds are listed in the README's "Text rules" table, which a test checks.
+arguments, and its plugins alone miss many of the shapes agents paste.
+tests/corpora/secrets measures these rules on text nobody here wrote
+(`python -m tests.corpora.secrets`), bench/redaction_outside.py their cost
+against the rules before issue 24. The kinds are listed in
+docs/trust-model.md's "Text rules" table, which a test checks.
 """
 
 from __future__ import annotations
@@ -32,12 +41,16 @@ from . import text as text_rules
 _START = r"(?<![A-Za-z0-9])"  # a prefix such as ghp_ may follow "_" or "=", not a letter
 
 
+# `:5432:` in a ~/.pgpass line: literal-led, so searched for fast (a `:` alone is everywhere)
+_PGPASS_PORT = re.compile(r":(?:\d{2,5}|\*):")
+
+
 class _Shape(NamedTuple):
     kind: str
     # Literal text every match holds: a pattern runs only on text that has one
     # (a `str` search is far cheaper than a regex scan; most text has none).
     # Empty: the shape runs on every text long enough to hold it.
-    anchors: tuple[str, ...]
+    anchors: tuple[str | re.Pattern[str], ...]
     pattern: re.Pattern[str]
     # A match it returns False for is left alone (a slug, a hash, a word).
     check: Callable[[re.Match[str]], bool] | None = None
@@ -45,7 +58,7 @@ class _Shape(NamedTuple):
 
 def _shape(
     kind: str,
-    anchors: tuple[str, ...],
+    anchors: tuple[str | re.Pattern[str], ...],
     pattern: str,
     check: Callable[[re.Match[str]], bool] | None = None,
 ) -> _Shape:
@@ -63,6 +76,8 @@ def looks_random(value: str, *, shortest: int = 8) -> bool:
     """A value a person did not choose as a word: long enough, letters and digits mixed."""
     if not shortest <= len(value) <= 2_000 or any(c.isspace() for c in value):
         return False
+    if "://" in value:
+        return False  # a link (its user info has a shape of its own)
     if value.lower() in _PLACEHOLDERS or _PLACEHOLDER.fullmatch(value):
         return False
     letters = sum(c.isalpha() for c in value)
@@ -74,13 +89,16 @@ def looks_random(value: str, *, shortest: int = 8) -> bool:
     if not digits:
         # all letters: random only when long, mixed-case and varied (AbCd…Yz)
         mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
-        return letters > 0 and len(value) >= 20 and mixed and entropy(value) >= 3.5
+        wordy = _CASE_RUN.search(value) is not None  # GUIDANCE_TYPES.index
+        return len(value) >= 20 and mixed and not wordy and entropy(value) >= 3.5
     return entropy(value) >= 2.5
 
 
 def _random_token(match: re.Match[str]) -> bool:
     """A long token of upper, lower and digits with high entropy, not a hash or image."""
     value = match.group()
+    if _DIGITS.search(value) is None:
+        return False  # every branch below wants digits; most words and paths have none
     before = match.string[max(0, match.start() - 8) : match.start()]
     if _NOT_A_SECRET_BEFORE.search(before) or _HASH_PREFIX.match(value):
         return False
@@ -91,7 +109,8 @@ def _random_token(match: re.Match[str]) -> bool:
     lower = sum(c.islower() for c in value)
     digits = sum(c.isdigit() for c in value)
     if min(upper, lower, digits) >= 2 and not _UUID.fullmatch(value):
-        return entropy(value) >= (3.6 if assigned else 4.0)
+        # Draft202012Validator.check_schema: a name, its words long runs of one case
+        return not (not assigned and _wordy(value)) and entropy(value) >= (3.6 if assigned else 4.0)
     # One case only (hex, a UUID, base36) is a key when a name is set to it
     # (`assemblyai = fa0e…`, `postmark: "f59d…"`), unless the name says what
     # else it is: a hash, a commit, an id.
@@ -105,9 +124,17 @@ def _random_token(match: re.Match[str]) -> bool:
     return long_enough and letters >= 4 and digits >= 4 and entropy(value) >= 3.3
 
 
+def _wordy(value: str) -> bool:
+    """Its longest part holds a word-like run of 8+ lower-case letters (not `abcdefgh…`)."""
+    part = max(re.split(r"[-_.~/+]", value), key=len)
+    return any(run not in "abcdefghijklmnopqrstuvwxyz" for run in _LOWER_RUN.findall(part))
+
+
 def _prefixed_token(match: re.Match[str]) -> bool:
     """`<prefix>_<random body>`: the body's longest run of letters and digits is random."""
     body = match.group("body")
+    if _DIGITS.search(body) is None and _UPPER_LOWER.search(body) is None:
+        return False  # neither digits nor mixed case: words (spring-sale-on-the-garden)
     if _HASH_PREFIX.match(match.group()):
         return False
     run = max(_ALNUM_RUN.findall(body), key=len, default="")
@@ -127,6 +154,10 @@ def _flag_value(match: re.Match[str]) -> bool:
     )
 
 
+_DIGITS = re.compile(r"\d.*\d")
+_UPPER_LOWER = re.compile(r"[A-Z][a-z]|[a-z][A-Z]")
+_CASE_RUN = re.compile(r"[a-z]{5}|[A-Z]{5}")
+_LOWER_RUN = re.compile(r"[a-z]{8,}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
 _HASH_PREFIX = re.compile(r"(?i)(?:sha|md|blake|crc|sri|x86|amd|arm|utf|iso|rfc|cve)\d*[_-]")
@@ -190,12 +221,13 @@ _SHAPES: tuple[_Shape, ...] = (
         r"(?i:\b(?:bearer|oauth))\s+(?:[\w.~+/-]{16,}|(?=[\w.~+/-]*[\d.~+/_-])[\w.~+/-]{12,})=*",
     ),
     # only the user:password part, so the link still says where it pointed
-    _shape("url_credentials", ("://",), r"(?<=://)[^\s/?#@:\"']*:[^\s/?#@\"']+(?=@)"),
+    # (literal text first is searched for fast; a lookbehind is tried at every position)
+    _shape("url_credentials", ("://",), r"://(?P<secret>[^\s/?#@:\"']*+:[^\s/?#@\"']++)(?=@)"),
     _shape(  # a key as the whole user info: https://<key>@sentry.io/1
         "url_credentials",
         ("://",),
-        r"(?<=://)[\w-]{16,}:?(?=@)",
-        lambda m: looks_random(m.group()),
+        r"://(?P<secret>[\w-]{16,}:?)(?=@)",
+        lambda m: looks_random(m.group("secret")),
     ),
     _shape(  # kingfisher.ansible: a vault's encrypted body
         "secret",
@@ -251,7 +283,9 @@ _SHAPES: tuple[_Shape, ...] = (
     _shape(
         "api_token",
         (),
-        r"(?<![\w.+/@-])(?:[A-Za-z][A-Za-z0-9]{1,11}(?:[_-][A-Za-z0-9]{1,12}){0,3}[_-]|SG\.|AQ\.)"
+        # (the lookahead skips, cheaply, every word too short to be one)
+        r"(?<![\w.+/@-])(?=[\w.=+/-]{20})"
+        r"(?:[A-Za-z][A-Za-z0-9]{1,11}(?:[_-][A-Za-z0-9]{1,12}){0,3}[_-]|SG\.|AQ\.)"
         r"(?P<body>[A-Za-z0-9][A-Za-z0-9_.=+/-]{15,})",
         _prefixed_token,
     ),
@@ -282,8 +316,9 @@ _SHAPES: tuple[_Shape, ...] = (
     ),
     _shape(  # host:port:database:user:password (~/.pgpass)
         "password",
-        (":",),
-        r"(?<![\w.:/-])(?:[\w.-]+|\*):(?:\d{2,5}|\*):(?:[\w.-]+|\*):(?:[\w.@-]+|\*):"
+        (_PGPASS_PORT,),
+        r"(?<![\w.:/-])(?=[\w.*-]++:(?:\d{2,5}|\*):)(?:[\w.-]++|\*):(?:\d{2,5}|\*):"
+        r"(?:[\w.-]++|\*):(?:[\w.@-]++|\*):"
         r"(?P<secret>[^\s:]{4,})",
     ),
     _shape(  # <Password><Value>…</Value>, <AdministratorPassword>…, <apiKey>…
@@ -298,7 +333,7 @@ _SHAPES: tuple[_Shape, ...] = (
     _shape(
         "random_token",
         (),
-        r"(?<![A-Za-z0-9+/_.~-])[A-Za-z0-9][A-Za-z0-9+/_.~-]{15,}={0,2}(?![A-Za-z0-9+/=_.~-])",
+        r"(?<![A-Za-z0-9+/_.~-])[A-Za-z0-9][A-Za-z0-9+/_.~-]{15,}+={0,2}(?![A-Za-z0-9+/=_.~-])",
         _random_token,
     ),
 )
@@ -311,6 +346,7 @@ _GATES = (
     *("assword>", "ecret>", "oken>", "ey>", "1000.", "00D", "/v2/", "/v3/", "/hooks/", "/webhook"),
     *("PDO", "mysqli", "IDENTIFIED", "identified", "PASSWORD", "net use", "connect"),
 )
+_LONG_TOKEN = re.compile(r"(?<![\w.=+/~-])[\w.=+/~-]{16,}")
 _SHORTEST_TOKEN = 16  # the shapes without an anchor find nothing shorter
 # An AWS secret key is 40 characters of base64 with nothing to recognise it
 # by; in the same text as an access key id it is taken for one.
@@ -372,9 +408,12 @@ _KEYED = re.compile(
 _PLACEHOLDERS: set[str] = {"", "null", "none", "nil", "true", "false", "undefined", "...", "…"}
 _PLACEHOLDERS |= {"changeme", "placeholder", "redacted"}
 _PLACEHOLDERS |= {"bearer", "basic", "token"}  # `Authorization: Bearer <token>`
+# type names: `password: str` in code, `"token": "string"` in a schema
+_PLACEHOLDERS |= {"str", "int", "bool", "bytes", "float", "any", "string", "number", "boolean"}
+_SCHEME = re.compile(r"^(?i:bearer|basic|token)[ \t]+")
 _PLACEHOLDER = re.compile(
     r"\[redacted[^\]]*\]|\$\{?[A-Z_][A-Z0-9_]*\}?|\{\{.*\}\}|%\(?\w*\)?s|[*x•?]+"
-    r"|<[^<>]*>|(?i:your|my)[_-][\w-]+"
+    r"|<[^<>]*>|(?i:your|my)[_-][\w-]+|\[[a-z ]+\]|0x[0-9a-fA-F]{1,16}"
 )
 _PROSE_AFTER = re.compile(r"[ \t]+[^\W\d_]|'[a-z]")
 _PROSE_WORD_MAX = 20
@@ -454,7 +493,7 @@ def _scan(text: str, kinds: dict[str, None]) -> str:
         return text
     if any(gate in text for gate in _GATES):
         for shape in _SHAPES:
-            if shape.anchors and any(anchor in text for anchor in shape.anchors):
+            if shape.anchors and any(_holds(text, anchor) for anchor in shape.anchors):
                 text = shape.pattern.sub(functools.partial(_checked, shape, kinds), text)
     if "aws_access_key" in kinds:
         text = _AWS_SECRET.sub(lambda m: _aws_secret(m, kinds), text)
@@ -463,8 +502,24 @@ def _scan(text: str, kinds: dict[str, None]) -> str:
     if len(text) >= _SHORTEST_TOKEN:
         for shape in _SHAPES:
             if not shape.anchors:
-                text = shape.pattern.sub(functools.partial(_checked, shape, kinds), text)
+                text = _in_long_tokens(shape, text, kinds)
     return text
+
+
+def _in_long_tokens(shape: _Shape, text: str, kinds: dict[str, None]) -> str:
+    """`shape` applied only inside runs of token characters long enough to hold
+    it: one fast scan finds them, and prose has few (trying the pattern at
+    every position of a long transcript costs ~10 times more)."""
+    out, done = [], 0
+    for token in _LONG_TOKEN.finditer(text):
+        for match in shape.pattern.finditer(text, token.start(), token.end()):
+            out += [text[done : match.start()], _checked(shape, kinds, match)]
+            done = match.end()
+    return "".join(out) + text[done:] if out else text
+
+
+def _holds(text: str, anchor: str | re.Pattern[str]) -> bool:
+    return anchor in text if isinstance(anchor, str) else anchor.search(text) is not None
 
 
 def _checked(shape: _Shape, kinds: dict[str, None], match: re.Match[str]) -> str:
@@ -534,10 +589,13 @@ def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str | None:
     mark = "" if mark in ("is", "was") else mark
     if mark == "," and not (quote and match.group("key_quote")):
         found = None  # a comma joins a key to its value only in `'KEY', 'value'`
+    if not quote and _code_value(match, value):
+        found = None  # code: `key == other`, `key = make_key(32)`, `os.environ[…]`, `f'…'`
     if found is None:
         return None
     kind, sure = found
-    if value.lower() in _PLACEHOLDERS or _PLACEHOLDER.fullmatch(value):
+    unschemed = _SCHEME.sub("", value)  # `Bearer $TOKEN`, `Bearer <token>`
+    if unschemed.lower() in _PLACEHOLDERS or _PLACEHOLDER.fullmatch(unschemed):
         return None
     # Without `=` or `:` (`password is …`, `TOKEN …`), or under a key that is
     # not sure, only a value that looks random is a secret.
@@ -547,6 +605,7 @@ def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str | None:
         return None  # `cache key is product:42`: without `=` or `:`, only a long random value
     # `password 'hunter2'` (Gradle): quoted, one word, under a sure key
     quoted_word = sure and bool(quote) and bool(value) and not any(c.isspace() for c in value)
+    quoted_word = quoted_word and mark != ","  # ("password", "password") is a list of words
     random = looks_random(value, shortest=6 if sure else 8)
     if (not mark or mark == "," or not sure) and not random and not quoted_word:
         return None
@@ -555,6 +614,14 @@ def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str | None:
         return match.group()
     kinds[kind] = None
     return f"{start}{quote}{redacted(kind)}{quote}"
+
+
+def _code_value(match: re.Match[str], value: str) -> bool:
+    """A bare value that is code, not a secret: a comparison, a call, an index, an f-string."""
+    if value.startswith("=") or "(" in value or "[" in value:
+        return True
+    after = match.string[match.end() : match.end() + 1]
+    return value in ("f", "b", "r", "u", "rb", "br", "fr", "rf") and after in ("'", '"')
 
 
 def _reads_as_prose(match: re.Match[str], value: str) -> bool:

@@ -30,6 +30,8 @@ from tests.corpora.fetch import root
 from . import ours
 
 KINGFISHER = "kingfisher-bin"
+# Patterns Python's `re` backtracks on for seconds (Rust's engine does not).
+_SLOW = {"kingfisher.phpmailer.1"}
 _MIN_SECRET = 6  # a rule that captures less (a port, a 4-digit pin) names no secret shape
 
 
@@ -88,12 +90,16 @@ def python_pattern(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, flags)
 
 
+@functools.cache
 def outside() -> tuple[list[Sample], list[str]]:
     """Kingfisher's examples as true shapes, and the ids of the rules left out (with why)."""
     samples, skipped = [], []
     for rule in kingfisher_rules():
         if not rule.get("visible", True):
             continue  # a helper rule (an id, a host name) that other rules depend on
+        if rule["id"] in _SLOW:
+            skipped.append(f"{rule['id']}: pattern too slow in Python's re")
+            continue
         try:
             pattern = python_pattern(rule["pattern"])
         except (re.error, KeyError) as error:

@@ -355,6 +355,35 @@ def _benign() -> list[tuple[str, str]]:
         "Set Authorization: Bearer <token> on every request.",
         "xoxb- tokens belong to Slack bots.",
     )
+    # code agents paste, that names secrets without holding one
+    add(
+        "code",
+        "key = secrets.token_hex(32)",
+        "app.config['SECRET_KEY'] = os.environ.get('SECRET_KEY')",
+        "Draft202012Validator.check_schema(self.input_schema)",
+        "assert types == sorted(types, key=GUIDANCE_TYPES.index)",
+        "LOCK_KEY = 0x63686174",
+        'for field in ("password", "password_confirm", "token"):',
+        'assert request.headers["authorization"] == f"Bearer {KEY}"',
+        "self.password_hash = generate_password_hash(password)",
+        "token = ApiToken(user_id=user.id, name=name)",
+        'runner.invoke(args=["chatmem", "token", "create", "editor"])',
+        "session_key: str | None = None,",
+        "PASSWORD_HASHERS = ['django.contrib.auth.hashers.Argon2PasswordHasher']",
+        "def check_password(self, password: str) -> bool:",
+        "if not user.check_password(form.password.data):",
+        "api_key = os.environ['OPENAI_API_KEY']",
+        "headers = {'Authorization': f'Bearer {token}'}",
+        "export TOKEN=$(flask chatmem token create editor)",
+        'curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:5000/chatmem/api/tools',
+        "https://github.com/pallets/flask/blob/3f9a7c2e1b8d4f6a0c5e9b2d7f4a1e8c3f9a7c2e/README.md",
+        "ModuleNotFoundError: No module named 'psycopg2'",
+        "ERROR: Could not find a version that satisfies the requirement zlib-ng==9.9",
+        'Traceback: File "/srv/app/venv/lib/python3.11/site-packages/sqlalchemy/engine/base.py"',
+        "The image tag is shop/web:2026.12.04-3f9a7c2",
+        "useEffect(() => { fetchProducts({ pageSize: 24 }); }, []);",
+        "SELECT id, password_hash FROM users WHERE email = %s",
+    )
     return out
 
 

@@ -24,8 +24,8 @@ CHECKOUT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 
-def run_flask(cwd: Path, url: str, *args: str) -> str:
-    """`flask --app blog ARGS` in the copy; it must succeed. stdout and stderr together."""
+def run_flask(cwd: Path, url: str, *args: str, app: str = "blog") -> str:
+    """`flask --app APP ARGS` in `cwd`; it must succeed. stdout and stderr together."""
     env = {
         **os.environ,
         "DATABASE_URL": url,
@@ -33,7 +33,7 @@ def run_flask(cwd: Path, url: str, *args: str) -> str:
         "PYTHONWARNINGS": "ignore::DeprecationWarning",  # Flask-Migrate's env.py: get_engine()
     }
     done = subprocess.run(
-        [sys.executable, "-m", "flask", "--app", "blog", *args],
+        [sys.executable, "-m", "flask", "--app", app, *args],
         cwd=cwd,
         env=env,
         capture_output=True,

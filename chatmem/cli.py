@@ -201,19 +201,19 @@ def _host_upgrade() -> None:
     """
     from flask import current_app
 
+    from .host_revisions import pending_drops
+
+    drops = pending_drops(current_app, current_memory().db.engine)
+    if drops:
+        raise click.ClickException(
+            "Not upgrading: the host's migration "
+            + ", ".join(drops)
+            + " drops chatmem's tables (the memory). Delete those op.drop_table lines "
+            "from its upgrade(), then run this again."
+        )
     if "migrate" in current_app.extensions:
         import flask_migrate
 
-        from .host_revisions import pending_drops
-
-        drops = pending_drops(current_app, current_memory().db.engine)
-        if drops:
-            raise click.ClickException(
-                "Not upgrading: the host's migration "
-                + ", ".join(drops)
-                + " drops chatmem's tables (the memory). Delete those op.drop_table lines "
-                "from its upgrade(), then run this again."
-            )
         flask_migrate.upgrade()  # the directory given to Migrate(...), "migrations" by default
         click.echo("host database is upgraded (Flask-Migrate).", err=True)
     elif "alembic" in current_app.extensions:

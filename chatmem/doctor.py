@@ -231,8 +231,54 @@ def _csp(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
             f"CHATMEM_SCREEN_CSP lets scripts run from {' '.join(loose)}: an agent-written "
             "entry could run script on the curator's page. Prefer a nonce or host names.",
         )
-    else:
+    broad = list(_broad_host_sources(memory))
+    yield from broad
+    if not loose and not broad:
         yield Finding(OK, "csp", "the Memory screen sends a Content-Security-Policy.")
+
+
+#: What each CHATMEM_SCREEN_*_SOURCES setting lets in, for the warning.
+_LOADS = {"script-src": "scripts", "style-src": "stylesheets", "font-src": "fonts"}
+
+
+def broad_source(source: str, directive: str) -> str | None:
+    """Why a host source lets in more than one site's files, or None if it doesn't.
+
+    `*`, a bare scheme (`https:`) and a wildcard without a domain
+    (`https://*`, `*.com`) let any site in; `http://` lets a network
+    attacker swap the file; `data:`/`blob:` script or style is inline code by
+    another name. `data:` fonts are common and harmless, so they pass.
+    """
+    word = source.lower()
+    if word in ("*", "http:", "https:", "ws:", "wss:"):
+        return "any site"
+    if word in ("data:", "blob:", "filesystem:"):
+        return None if directive == "font-src" else "inline code"
+    if word.startswith("http://"):
+        return "unencrypted"
+    host = word.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0]
+    if host.startswith("*") and "." not in host.lstrip("*."):
+        return "any site"
+    return None
+
+
+def _broad_host_sources(memory: Any) -> Iterator[Finding]:
+    from .csp import EXTRA_SOURCES
+
+    for key, directive in EXTRA_SOURCES:
+        broad = [
+            f"{source} ({why})"
+            for source in memory.config(key) or ()
+            if (why := broad_source(source, directive))
+        ]
+        if broad:
+            yield Finding(
+                WARN,
+                "csp",
+                f"{key} lets the Memory screen load {_LOADS[directive]} from "
+                f"{', '.join(broad)}: list the exact origins your layout uses "
+                "(https://cdn.example).",
+            )
 
 
 def _provider(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:

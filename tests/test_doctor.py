@@ -134,6 +134,57 @@ def test_csp_is_reported(url: str) -> None:
     assert "lets scripts run from 'unsafe-inline'" in lines(loose, "warn")[0]
 
 
+def test_host_sources_that_let_any_site_in_are_reported(url: str) -> None:
+    """CHATMEM_SCREEN_*_SOURCES: `*`, a bare scheme, http:// and data: scripts warn, each named."""
+    app = upgraded(
+        microblog(
+            url,
+            CHATMEM_SCREEN_SCRIPT_SOURCES="https://cdn.jsdelivr.net https: data:",
+            CHATMEM_SCREEN_STYLE_SOURCES="http://cdn.example *",
+            CHATMEM_SCREEN_FONT_SOURCES="https://fonts.gstatic.com data:",
+        )
+    )
+    result = doctor(app)
+    assert result.exit_code == 0, result.output  # a warning, not a failure
+    assert [line.split(None, 2)[1:] for line in lines(result, "warn")] == [
+        [
+            "csp",
+            "CHATMEM_SCREEN_SCRIPT_SOURCES lets the Memory screen load scripts from "
+            "https: (any site), data: (inline code): list the exact origins your layout uses "
+            "(https://cdn.example).",
+        ],
+        [
+            "csp",
+            "CHATMEM_SCREEN_STYLE_SOURCES lets the Memory screen load stylesheets from "
+            "http://cdn.example (unencrypted), * (any site): list the exact origins your layout "
+            "uses (https://cdn.example).",
+        ],
+    ]
+    assert not [line for line in lines(result, "ok") if line.split()[1] == "csp"]
+
+
+@pytest.mark.parametrize(
+    ("source", "directive", "why"),
+    [
+        ("https://cdn.jsdelivr.net", "script-src", None),
+        ("https://*.jsdelivr.net", "script-src", None),
+        ("'self'", "script-src", None),
+        ("data:", "font-src", None),
+        ("*", "font-src", "any site"),
+        ("HTTPS:", "style-src", "any site"),
+        ("https://*", "script-src", "any site"),
+        ("*.com", "script-src", "any site"),
+        ("http://cdn.example", "font-src", "unencrypted"),
+        ("blob:", "script-src", "inline code"),
+        ("data:", "style-src", "inline code"),
+    ],
+)
+def test_which_host_sources_are_too_broad(source: str, directive: str, why: str | None) -> None:
+    from chatmem.doctor import broad_source
+
+    assert broad_source(source, directive) == why
+
+
 def test_a_host_without_hooks_is_told(tmp_path: Path) -> None:
     """No capability checker, no user loader (no Flask-Login either), no user_by_name."""
     bare = Flask("bare")

@@ -18,7 +18,7 @@ from tests.test_memory_screen_browser import page, preview, see_flash
 pytestmark = pytest.mark.browser
 __all__ = ["page"]  # the signed-in page fixture, shared
 
-LABEL = "Import file (a chatmem export, JSON, up to 5 MB)"
+LABEL = "File to import (a chatmem export, JSON, up to 5 MB)"
 
 
 def test_the_import_field_is_named_for_what_it_takes(app: Flask, page: Any, tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ agent gets (SPEC §9b).
   controls, zero-width characters, the soft hyphen, BOM, ...); Unicode's
   Default_Ignorable_Code_Point set (Hangul fillers, variation selectors,
   the whole tag block); private-use, surrogate and non-characters; line and
-  paragraph separators; the blank Braille pattern. Emoji presentation
+  paragraph separators; the blank Braille pattern. ZWNJ and ZWJ pass only
+  where they are spelling (Persian, after a virama, inside an emoji sequence). Emoji presentation
   selectors (U+FE0E, U+FE0F) pass when they follow a visible character, so
   "❤️" is fine while a run of them (a channel for hidden data) is not.
 - **Lookalike letters** (`lookalike_characters`): a word with ASCII letters
@@ -60,7 +61,8 @@ _ALWAYS_HIDDEN: tuple[tuple[int, int], ...] = (
     (0x115F, 0x1160),  # Hangul choseong/jungseong fillers (blank)
     (0x17B4, 0x17B5),  # Khmer inherent vowels (invisible)
     (0x180B, 0x180F),  # Mongolian variation selectors and vowel separator
-    (0x200B, 0x200F),  # zero-width space, ZWNJ, ZWJ, LRM, RLM
+    (0x200B, 0x200B),  # zero-width space
+    (0x200E, 0x200F),  # LRM, RLM (ZWNJ and ZWJ: see _JOINER_HIDDEN)
     (0x2028, 0x202E),  # line/paragraph separators; bidi embeddings and overrides
     (0x2060, 0x206F),  # word joiner, invisible operators, bidi isolates, deprecated
     (0x2800, 0x2800),  # Braille pattern blank
@@ -99,8 +101,20 @@ _ASTRAL = [(max(a, 0x10000), b) for a, b in _RANGES if b > 0xFFFF]
 # is some 30 times slower to scan in Python's `re`: ASCII text needs only the
 # first, and text with no astral character only the first two.
 _ASCII_HIDDEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# ZWNJ and ZWJ are spelling in some scripts, and visible there: Persian needs ZWNJ
+# ("می‌شوند"), Indic scripts put one after a virama, emoji sequences join with ZWJ
+# ("👩‍💻"). They pass in those places only (after IDNA's CONTEXTJ rules, RFC 5892
+# A.1/A.2, with Arabic-script blocks for its joining types), one at a time;
+# anywhere else ("ig\u200cnore", at a word's edge, in a run) they are refused.
+_VIRAMAS = "".join(chr(c) for c in range(0x0900, 0x1100) if unicodedata.combining(chr(c)) == 9)
+_JOINING = "\u0620-\u064a\u066e-\u06d3\u06d5\u06fa-\u06ff\u0710-\u074f\u0750-\u077f\u08a0-\u08c9"
+_EMOJI = "\u2600-\u27bf\U0001f000-\U0001faff"
+_JOINER_HIDDEN = (
+    f"\u200c(?<![{_VIRAMAS}]\u200c)(?!(?<=[{_JOINING}]\u200c)(?=[{_JOINING}]))"
+    f"|\u200d(?<![{_VIRAMAS}]\u200d)(?!(?<=[{_EMOJI}\ufe0f]\u200d)(?=[{_EMOJI}]))"
+)
 _BMP_HIDDEN = re.compile(
-    f"[{_char_class(_BMP)}]"
+    f"[{_char_class(_BMP)}]|{_JOINER_HIDDEN}"
     # an emoji presentation selector with nothing visible before it to present
     "|[\ufe0e\ufe0f](?<![^\\s\ufe00-\ufe0f][\ufe0e\ufe0f])"
 )

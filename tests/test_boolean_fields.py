@@ -108,3 +108,19 @@ def test_import_with_an_undocumented_keep_status_imports_nothing(
         assert response.status_code == 400
         assert response.get_json()["error"]["field"] == "keep_status"
     assert state(app) == before
+
+
+@pytest.mark.parametrize("raw", ["TRUE", "True", " true ", "FALSE"])
+def test_a_setting_switch_takes_exactly_true_or_false(
+    app: Flask, client: FlaskClient, raw: str
+) -> None:
+    """Found by trying it: the settings form took "TRUE" and " true " (docs: `true`/`false`)."""
+    before = state(app)
+    form = {"csrf_token": token(client), "name": "require_approval", "value": raw}
+    with client.post(f"{SCREEN}/settings", data=form, headers=JSON) as response:
+        assert response.status_code == 400
+        assert response.get_json()["error"]["field"] == "value"
+    assert state(app) == before
+    form["value"] = "false"
+    with client.post(f"{SCREEN}/settings", data=form, headers=JSON) as response:
+        assert response.status_code == 200 and response.get_json()["value"] is False

@@ -194,11 +194,10 @@ def test_every_demo_page_forbids_framing(demo_app: Flask) -> None:
         assert "frame-ancestors 'none'" in csp, name
         assert "script-src 'self'" in csp and "unsafe-inline" not in csp, name
         assert response.headers["X-Frame-Options"] == "DENY", name
-    # The Memory screen keeps its own policy (CHATMEM_SCREEN_CSP), set first.
+    # The Memory screen keeps its own policy (CHATMEM_SCREEN_CSP), set first: see below.
     screen = admin.client.get(MEMORY)
     assert screen.status_code == 200
     assert screen.headers["Content-Security-Policy"].startswith("default-src 'self'")
-    assert "frame-ancestors 'self'" in screen.headers["Content-Security-Policy"]
 
 
 def test_a_demo_database_from_before_gets_the_column(demo_app: Flask) -> None:
@@ -233,3 +232,15 @@ def test_a_failing_fingerprint_hook_refuses_the_cookie_not_a_500(
     assert not signed_in(editor.client)
     monkeypatch.undo()
     assert signed_in(editor.client), "the cookie itself was fine"
+
+
+def test_the_demos_memory_screen_cannot_be_framed_either(demo_app: Flask) -> None:
+    """Found by trying it: the demo's Memory screen said `frame-ancestors 'self'` and no
+    X-Frame-Options, though the docs promise `'none'` on every demo page. A host may still
+    choose its own policy (CHATMEM_SCREEN_CSP); the demo's is the library's, never framed."""
+    admin = DemoClient(demo_app, "admin")
+    for path in (MEMORY, MEMORY + "/upkeep", MEMORY + "/guidance/1"):
+        response = admin.client.get(path)
+        csp = response.headers["Content-Security-Policy"]
+        assert "frame-ancestors 'none'" in csp and "frame-ancestors 'self'" not in csp, path
+        assert csp.startswith("default-src 'self'"), path

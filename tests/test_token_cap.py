@@ -6,6 +6,7 @@ Revoked and expired tokens do not count. Real apps, SQLite file or PostgreSQL.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -95,3 +96,21 @@ def test_the_connect_page_refuses_the_token_past_the_cap(demo_app: Flask) -> Non
     assert REFUSAL in page and "revoke one first" in page
     assert 'id="new-token"' not in page
     assert len(rows(demo_app)) == 3
+
+
+def test_mints_at_the_same_moment_do_not_pass_the_cap_together(app: Flask) -> None:
+    """Found by trying it: 40 parallel Connect-page posts made 33 live tokens under a cap of
+    20 (each request counted before any had written). Counting and writing are one step."""
+    reconfigure(app, CHATMEM_TOKENS_PER_USER=3)
+
+    def one(number: int) -> str:
+        try:
+            mint(app, name=f"p{number}")
+        except Conflict:
+            return "refused"
+        return "made"
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = sorted(pool.map(one, range(12)))
+    assert count(app) == 3
+    assert outcomes == ["made"] * 3 + ["refused"] * 9

@@ -166,7 +166,10 @@ def issue(
 
     user_id = user_id_of(user)
     cap = int(memory.config("CHATMEM_TOKENS_PER_USER"))
+    if cap:
+        _one_mint_at_a_time(memory.db, str(user_id))
     if cap and live_count(memory.db, user_id=user_id) >= cap:
+        memory.db.session.rollback()  # ends the lock taken above
         raise Conflict(
             f"{user_name_of(user)} already has {cap} live API tokens, the most one user may "
             "have (CHATMEM_TOKENS_PER_USER): revoke one first.",
@@ -180,6 +183,26 @@ def issue(
         expires_in=expires_in,
         read_only=read_only,
     )
+
+
+def _one_mint_at_a_time(db: SQLAlchemy, user_id: str) -> None:
+    """Hold this user's mint lock until the transaction ends (`create` commits it).
+
+    Without it, parallel mints each count the live tokens before any has written,
+    and all pass the cap together. PostgreSQL: an advisory lock per user. SQLite:
+    a write that changes nothing takes the database's write lock now, so the
+    count that follows sees every other mint that went first.
+    """
+    if db.session.get_bind().dialect.name == "postgresql":
+        db.session.execute(
+            select(func.pg_advisory_xact_lock(func.hashtext("chatmem-token-mint:" + user_id)))
+        )
+    else:
+        db.session.execute(
+            update(ApiToken)
+            .where(ApiToken.user_id == user_id, ApiToken.id < 0)
+            .values(name=ApiToken.name)
+        )
 
 
 _DAYS = re.compile("[0-9]{1,19}")

@@ -74,6 +74,7 @@ def create_app(
     app.config.update(from_environ(os.environ))
     app.config.update(from_environ(os.environ, SETTINGS))
     app.config.update(config or {})
+    app.config.setdefault("CHATMEM_SCREEN_CSP", sessions.SCREEN_CSP)  # unless set: never framed
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     app.config.setdefault("SQLALCHEMY_DATABASE_URI", _database_url(app))
     if not app.config.get("SECRET_KEY"):

@@ -28,6 +28,8 @@ from typing import Any
 from flask import Flask, Response, request, session
 from flask.sessions import SecureCookieSessionInterface
 
+from chatmem.config import SETTINGS
+
 from .extensions import db, login_manager, memory
 from .models import User, new_nonce
 from .tools import load_user
@@ -41,6 +43,12 @@ PAGE_CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
     "object-src 'none'"
+)
+
+#: The Memory screen is a demo page too: the library's policy, but never framed
+#: (its default allows `'self'`, for a host that frames its own admin pages).
+SCREEN_CSP = str(SETTINGS["CHATMEM_SCREEN_CSP"].default).replace(
+    "frame-ancestors 'self'", "frame-ancestors 'none'"
 )
 
 

@@ -621,8 +621,8 @@ def _bool_field(raw: Any, field: str) -> bool:
 def _bool(raw: Any) -> bool:
     if isinstance(raw, bool):
         return raw
-    if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
-        return raw.strip().lower() == "true"
+    if raw in ("true", "false"):  # exactly the documented values (fail closed)
+        return raw == "true"
     raise InvalidParams("value must be true or false.", details={"field": "value"})
 
 

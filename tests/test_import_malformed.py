@@ -118,6 +118,16 @@ CASES: list[tuple[str, bytes, str]] = [
     ),
     ("title lone surrogate", b'{"title": "\\ud800"}', "holds a lone surrogate"),
     ("NaN version", encoded(entry(0, version=float("nan"))), "NaN is not JSON"),
+    (
+        "created_at offset +99:00",
+        encoded(entry(0, created_at="2026-01-01T10:00:00+99:00")),
+        "at created_at: '2026-01-01T10:00:00+99:00' is not a UTC date and time such as",
+    ),
+    (
+        "review_after a time",
+        encoded(entry(0, review_after="2026-01-01T10:00")),
+        "at review_after: '2026-01-01T10:00' is not a day such as 2026-01-31",
+    ),
     ("not UTF-8", b"\xff\xfe{}", "The file is not JSON (UTF-8)."),
 ]
 
@@ -188,6 +198,16 @@ def test_each_malformed_file_is_refused_by_name(
             before = state(app)
     assert not problems, "\n".join(problems)
     assert run(json.dumps(good()).encode())[0] == 0, "the good file imports"
+
+
+@pytest.mark.parametrize("channel", ["cli", "form"])
+def test_a_file_with_a_byte_order_mark_imports(
+    app: Flask, channel: str, request: pytest.FixtureRequest
+) -> None:
+    """Windows Notepad saves UTF-8 with a BOM; the export is still an export."""
+    run = request.getfixturevalue(f"{channel}_import")
+    refused, message = run(b"\xef\xbb\xbf" + json.dumps(good()).encode())
+    assert refused == 0, message
 
 
 def corpus() -> Iterator[tuple[str, bytes]]:

@@ -254,8 +254,8 @@ def test_import_defaults_to_pending_and_skips_text_already_here(app: Flask) -> N
             ),
             "reason holds what looks like a secret",
         ),
-        (lambda e: e.update(created_at="yesterday"), "'yesterday' does not match"),
-        (lambda e: e.update(review_after="next week"), "'next week' does not match"),
+        (lambda e: e.update(created_at="yesterday"), "'yesterday' is not a UTC date and time"),
+        (lambda e: e.update(review_after="next week"), "'next week' is not a day such as"),
         # The pattern's shape but no such day: refused by name all the same, not a 500.
         (lambda e: e.update(review_after="2026-02-30"), "review_after must be a date"),
     ],
@@ -372,7 +372,11 @@ def test_the_first_bad_entry_in_the_file_is_the_one_named(app: Flask) -> None:
     assert caught.value.message.startswith(
         "Not a chatmem memory export (version 1): entry 2 (#101 “Prices include VAT.”), at severity"
     )
-    assert caught.value.details == {"path": "entries/1/severity"}
+    assert caught.value.details == {
+        "path": "entries/1/severity",
+        "field": "entries/1/severity",
+        "reason": "schema_enum",
+    }
 
 
 def test_the_schema_lists_what_the_models_store() -> None:

@@ -159,6 +159,11 @@ def parse(raw: bytes | str, *, max_bytes: int | None = None) -> Any:
     The value rules (64-bit numbers, NUL, lone surrogates) are applied by
     `import_document`, which can name the entry they are in.
     """
+    # A UTF-8 byte-order mark (Windows Notepad saves one) is no part of the JSON
+    # text; RFC 8259 lets a parser ignore it, and an export file should import.
+    raw = (
+        raw.removeprefix(b"\xef\xbb\xbf") if isinstance(raw, bytes) else raw.removeprefix("\ufeff")
+    )
     try:
         return inputs.parse_json(
             raw, field="file", values=False, max_depth=MAX_DEPTH, max_bytes=max_bytes
@@ -336,7 +341,7 @@ def _validate(document: Any) -> None:
     raise InvalidParams(
         f"Not a chatmem memory export (version {VERSION}): {_where(document, path)}: "
         f"{_message(error)}. Nothing was imported.",
-        details={"path": path},
+        details={"path": path, "field": path, "reason": f"schema_{error.validator}"},
     )
 
 
@@ -357,8 +362,21 @@ def _validator() -> Any:
     return validators.extend(Draft202012Validator, type_checker=strict)(schema())
 
 
+# A pattern's regex says nothing to a person: say the form in words.
+_FORMS = {
+    "date-time": "a UTC date and time such as 2026-01-31T09:30:00Z",
+    "review_after": "a day such as 2026-01-31",
+}
+
+
 def _message(error: Any) -> str:
     """jsonschema's message, with the offending value cut short (it may be 100 kB)."""
+    if error.validator == "pattern":
+        field = str(error.absolute_path[-1]) if error.absolute_path else ""
+        form = _FORMS.get(field) or _FORMS.get(str(error.schema.get("format")))
+        shown = repr(error.instance)
+        shown = shown if len(shown) <= 80 else shown[:80] + "…"
+        return f"{shown} is not {form or 'in the form this field takes'}"
     text = str(error.message)
     return text if len(text) <= 300 else text[:300] + "…"
 

@@ -232,3 +232,17 @@ def boolean_field(raw: Any, *, field: str) -> bool:
         f"{field} must be one of {allowed} (or left out for false).",
         details=_why(field, "not_boolean"),
     )
+
+
+def form_boolean(form: Any, field: str) -> bool:
+    """`boolean_field` of a form's field, which must come once (a MultiDict's `getlist`).
+
+    `read_only=0&read_only=1` is no browser's form: whichever value a reader
+    takes, the request is ambiguous, so it is refused rather than guessed.
+    """
+    values = form.getlist(field)
+    if len(values) > 1:
+        raise InvalidParams(
+            f"{field} was sent more than once.", details=_why(field, "repeated_field")
+        )
+    return boolean_field(values[0] if values else None, field=field)

@@ -56,6 +56,18 @@ def test_a_token_form_with_an_undocumented_read_only_makes_no_token(
     assert rows(demo_app) == before
 
 
+def test_a_repeated_read_only_field_makes_no_token(demo_app: Flask) -> None:
+    """`read_only=0&read_only=1` is no browser's form: refused, not read either way."""
+    editor = DemoClient(demo_app, "editor")
+    before = rows(demo_app)
+    form = {"csrf_token": editor.csrf, "name": "laptop", "read_only": ["0", "1"]}
+    response = editor.client.post(CREATE, data=form)
+    page = response.get_data(as_text=True)
+    assert response.status_code == 400, page
+    assert "read_only was sent more than once." in page
+    assert rows(demo_app) == before
+
+
 def test_a_ticked_read_only_box_still_makes_a_read_only_token(demo_app: Flask) -> None:
     editor = DemoClient(demo_app, "editor")
     form = {"csrf_token": editor.csrf, "name": "laptop", "read_only": "1"}

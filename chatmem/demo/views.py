@@ -47,7 +47,7 @@ from chatmem.auth.ratelimit import store_unreachable
 from chatmem.blueprints.http_errors import http_error as json_error
 from chatmem.blueprints.http_errors import outage_page, server_failure
 from chatmem.errors import headers_for
-from chatmem.inputs import boolean_field, parse_json
+from chatmem.inputs import form_boolean, parse_json
 from chatmem.memory.models import ApiToken
 from chatmem.permissions import user_id_of
 
@@ -283,7 +283,7 @@ def create_token() -> Any:
             current_user._get_current_object(),
             name=form.get("name", ""),
             expires_in=tokens.expires_in_days(form.get("expires_days")),
-            read_only=boolean_field(form.get("read_only"), field="read_only"),
+            read_only=form_boolean(form, "read_only"),
         )
     except ChatmemError as error:
         db.session.rollback()

@@ -29,7 +29,6 @@ from .desk_view import BULK_TABS
 from .routes import (
     ID_MAX,
     _actor_id,
-    _bool_field,
     _failed,
     _screened,
     _version,
@@ -64,7 +63,7 @@ def replace(entry_id: int, old_id: int) -> ResponseReturnValue:
             guidance.get(current_memory().db, entry_id),
             {},
             version,
-            anyway=_bool_field(form.get("anyway"), "anyway"),
+            anyway=inputs.form_boolean(form, "anyway"),
             besides=old_id,
         )
         entry, old = desk.replace(

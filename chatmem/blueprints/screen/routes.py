@@ -344,7 +344,7 @@ def import_memory() -> ResponseReturnValue:
             mem.db,
             transfer.parse(raw, max_bytes=transfer.UPLOAD_MAX_BYTES),
             actor_id=_actor_id(),
-            keep_status=_bool_field(request.form.get("keep_status"), "keep_status"),
+            keep_status=inputs.form_boolean(request.form, "keep_status"),
             screen=lambda fields: mem.screen(dict(fields), snapshot=snapshot),
         )
     except ChatmemError as error:

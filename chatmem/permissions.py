@@ -12,7 +12,7 @@ from typing import Any
 
 from flask import current_app
 
-from .memory.guidance import CLI_ACTOR_PREFIX
+from .memory.guidance import CLI_ACTOR_PREFIX, IMPORTED_ACTOR_PREFIX
 
 
 def user_id_of(user: Any) -> str:
@@ -81,5 +81,7 @@ class Permissions:
             return "unknown"
         if actor_id.startswith(CLI_ACTOR_PREFIX):
             return actor_id
+        if actor_id.startswith(IMPORTED_ACTOR_PREFIX):
+            return f"{actor_id.removeprefix(IMPORTED_ACTOR_PREFIX)} (on the exporting site)"
         user = self.load_user(actor_id)
         return user_name_of(user) if user is not None else f"user #{actor_id}"

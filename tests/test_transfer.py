@@ -168,6 +168,11 @@ def test_round_trip_keeps_every_field_and_severity(app: Flask, fresh: Any, tmp_p
             assert (after["approved_by"], after["approved_at"]) == (None, None)
         for name in ("id", "approved_by", "approved_at"):
             del before[name], after[name]
+        # The other site's user ids would name this site's users: the copy names them by
+        # the names the file gave, never by a local id.
+        before["created_by"] = foreign(exported, before["created_by"])
+        for event in before["events"]:
+            event["actor_id"] = foreign(exported, event["actor_id"])
         assert after == before
     with fresh.app_context():
         memory = fresh.extensions["test_host"]["memory"]
@@ -191,6 +196,35 @@ def test_round_trip_keeps_every_field_and_severity(app: Flask, fresh: Any, tmp_p
     assert "<del>checkout </del><ins>cart </ins>" in page
     assert "<strong>Approved</strong> by admin" in page
     assert f"approved there by admin on {there[:10]}" in page
+
+
+def foreign(document: dict[str, Any], actor: str | None) -> str | None:
+    if actor is None or actor.startswith("cli:"):
+        return actor
+    return f"imported:{document['actors'][actor]}"
+
+
+def test_an_imported_trail_never_names_a_local_user_by_the_other_sites_id(app: Flask) -> None:
+    """User #2 there is not user #2 here: the history page names the file's users as its."""
+    seed(app)
+    document = json.loads(cli(app, "export", "--status", "publish").stdout)
+    entry = document["entries"][0]
+    entry.update(text="Imported from the other shop.", title="Other shop", created_by="2")
+    entry["events"] = [dict(entry["events"][0], actor_id="2")]
+    document["entries"] = [entry]
+    document["actors"] = {**document["actors"], "2": "mallory"}
+    with app.app_context():
+        db = app.extensions["test_host"]["db"]
+        (new,) = transfer.import_document(db, document, actor_id="1").imported
+        copy_ = db.session.get(Guidance, new)
+        assert copy_.created_by == "imported:mallory"
+        assert guidance.events(db, new)[0].actor_id == "imported:mallory"
+        db.session.commit()
+    with app.test_client() as client:
+        login(client, "admin")
+        page = client.get(f"{SCREEN}/guidance/{new}").get_data(as_text=True)
+    assert "mallory (on the exporting site)" in page
+    assert "by editor" not in page, "user #2 of this site never touched it"
 
 
 def test_import_defaults_to_pending_and_skips_text_already_here(app: Flask) -> None:

@@ -46,6 +46,9 @@ REASON_MAX = 500
 # Actor ids of changes made from a shell (`flask chatmem guidance ...`): `cli:<login>`,
 # never a host user id, so no user loader is asked about them.
 CLI_ACTOR_PREFIX = "cli:"
+# Actor ids in an imported trail are the other site's: a copy names them
+# `imported:<the name the file gave>`, so no local user with that id is named.
+IMPORTED_ACTOR_PREFIX = "imported:"
 
 
 TYPE_FIELD: dict[str, Any] = {

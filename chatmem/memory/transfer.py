@@ -225,6 +225,7 @@ def _add(
             continue
         flags = [flag.code for flag in screen(fields)] if screen is not None else []
         entry = _new(row, fields, _status(row, keep_status, bool(flags)))
+        entry.created_by = _foreign(document, row["created_by"])
         if entry.status == "publish" or entry.status_before_trash == "publish":
             # Approved here, now, by whoever imported it: the file's approval is history.
             entry.approved_by, entry.approved_at = actor_id, now
@@ -243,7 +244,7 @@ def _add(
                 GuidanceEvent(
                     guidance_id=entry.id,
                     action=event["action"],
-                    actor_id=event["actor_id"],
+                    actor_id=_foreign(document, event["actor_id"]),
                     at=_parse_when(event["at"]),
                     detail=event["detail"],
                 )
@@ -282,6 +283,16 @@ def _add(
     if publishes:
         settings.bump_revision(db)
     return result
+
+
+def _foreign(document: Mapping[str, Any], actor: str | None) -> str | None:
+    """An actor of the other site as this one records it: never a local user's id."""
+    if actor is None or actor.startswith(
+        (guidance.CLI_ACTOR_PREFIX, guidance.IMPORTED_ACTOR_PREFIX)
+    ):
+        return actor
+    name = document["actors"].get(actor) or f"user #{actor}"
+    return f"{guidance.IMPORTED_ACTOR_PREFIX}{name}"[:64]
 
 
 def _status(row: Mapping[str, Any], keep_status: bool, flagged: bool) -> tuple[str, str | None]:
@@ -463,7 +474,7 @@ def _new(
         enabled=bool(row["enabled"]) or status[0] == "pending",
         origin=row["origin"],
         session_id=row["session_id"],
-        created_by=row["created_by"],
+        created_by=None,  # set by the caller, as the other site's actor
         created_at=_parse_when(row["created_at"]),
         approved_by=None,
         approved_at=None,

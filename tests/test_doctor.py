@@ -61,7 +61,7 @@ def test_missing_tables_fail(url: str) -> None:
     result = doctor(microblog(url))
     assert result.exit_code == 1
     assert lines(result, "problem") == [
-        "problem tables        chatmem's tables are missing: run `flask chatmem db upgrade`."
+        "problem tables           chatmem's tables are missing: run `flask chatmem db upgrade`."
     ]
     assert "1 problem found." in result.output
 
@@ -213,7 +213,7 @@ def test_several_workers_on_sqlite_need_wal(tmp_path: Path) -> None:
     with app.app_context(), db.engine.connect() as connection:
         connection.exec_driver_sql("PRAGMA journal_mode=WAL")
     assert (
-        "ok      database      SQLite in WAL mode for 2 workers."
+        "ok      database         SQLite in WAL mode for 2 workers."
         in doctor(app, "--workers", "2").output
     )
     assert "SQLite" not in doctor(app).output  # one worker: nothing to say

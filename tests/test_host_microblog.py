@@ -319,4 +319,6 @@ def test_a_pending_host_revision_that_drops_chatmem_tables_is_stopped(
     old.write_text(source)  # the line deleted, as both messages say
     assert invoke(app, "chatmem", "db", "upgrade", "--with-host").exit_code == 0
     assert "chatmem_ledger" in tables(app)
-    assert "host migrations" not in invoke(app, "chatmem", "doctor").output
+    after = invoke(app, "chatmem", "doctor").output
+    assert "problem host migrations" not in after
+    assert "No pending host revision drops chatmem's tables." in after, "the check says it ran"

@@ -21,7 +21,7 @@ from common import arguments, compare, line, migrated_app, us
 
 from chatmem import text
 from chatmem.memory.ledger import safe_arguments
-from chatmem.redaction import redact
+from chatmem.text import redact
 from tests.corpora.secrets import benign, leaked, true_shapes
 from tests.hostapp import USERS
 

@@ -16,7 +16,8 @@ from typing import Any, cast
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import Table, select, update
 
-from .. import redaction, text
+from .. import text
+from ..text import redaction
 from .models import HIT_OUTCOMES, Guidance, LedgerEntry, utcnow
 
 SKIPPED_IN_DIGEST = ("save-session-summary",)

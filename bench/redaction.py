@@ -5,7 +5,7 @@ so the redaction step must cost little next to what the ledger already
 does (serialise the arguments to JSON). Three candidates, on the same
 arguments, in one process:
 
-- chatmem's step, `ledger.safe_arguments` (chatmem/redaction.py's shapes and key
+- chatmem's step, `ledger.safe_arguments` (chatmem/text's secret shapes and key
   names, then hidden characters made visible and long values cut);
 - detect-secrets' ad-hoc API, `scan_line`, with its default plugins and filters;
 - detect-secrets' plugins called directly, without filters or the two entropy

@@ -1,8 +1,9 @@
 """The redaction step's cost per ledger write, now against before issue 24, in one run.
 
-Issue 24 widened chatmem/redaction.py from ~20 shapes to the families of the
-outside corpus (tests/corpora/secrets: Kingfisher's rule examples and our own
-shapes). This prints what that costs where it runs most, a ledger write
+Issue 24 widened the redaction step (then chatmem/redaction.py, now
+chatmem/text/) from ~20 shapes to the families of the outside corpus
+(tests/corpora/secrets: Kingfisher's rule examples and our own shapes).
+This prints what that costs where it runs most, a ledger write
 (`ledger.safe_arguments`: redact, make visible, cut), as a ratio against the
 redactor as it was before, kept below as `OLD_REDACTION` (the module's text at
 commit 3359fbe) and measured in the same process, interleaved call by call.
@@ -21,7 +22,7 @@ from common import arguments, compare, line, migrated_app, us
 
 from chatmem import text
 from chatmem.memory.ledger import safe_arguments
-from chatmem.redaction import redact
+from chatmem.text import redact
 from tests.corpora.secrets import benign, leaked, true_shapes
 from tests.hostapp import USERS
 

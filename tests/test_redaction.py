@@ -1,4 +1,4 @@
-"""The redaction step (chatmem/redaction.py) at its edges: the exact text a reader gets.
+"""The redaction step (chatmem/text/redaction.py) at its edges: the exact text a reader gets.
 
 tests/test_text.py plants every secret shape; these pin where each rule starts
 and stops: the shortest secret, what may come before a prefix, the length
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from chatmem import redaction
+from chatmem.text import redaction, secret_keys, secret_shapes
 
 GITHUB = "ghp_R8tY2uI6oP0aS4dF8gH2jK6lZ0xC4vB8nM2qW"
 AWS_ID = "AKIAZX4Q7RT2WN8PLM3V"
@@ -72,7 +72,7 @@ def test_secrets_in_text_without_an_underscore_or_dash() -> None:
     ],
 )
 def test_more_key_names(key: str, kind: str | None) -> None:
-    assert redaction.key_kind(key) == kind
+    assert secret_keys.key_kind(key) == kind
 
 
 @pytest.mark.parametrize("value", ["null", "none", "nil", "true", "false", "undefined", "..."])
@@ -195,7 +195,7 @@ def test_json_in_a_string_is_parsed_up_to_100_000_characters() -> None:
 
 def test_a_shape_is_a_kind_its_anchors_and_its_compiled_pattern() -> None:
     """The table of shapes is built at import: how one entry is made."""
-    shape = redaction._shape("demo_key", ("dk_",), r"dk_\d+")
+    shape = secret_shapes._shape("demo_key", ("dk_",), r"dk_\d+")
     assert shape.kind == "demo_key" and shape.anchors == ("dk_",)
     assert shape.pattern.findall("dk_1 dk_x dk_22") == ["dk_1", "dk_22"]
 

@@ -17,8 +17,8 @@ import pytest
 from flask import Flask
 from sqlalchemy import select
 
-from chatmem import redaction
 from chatmem.memory.models import Session, SummaryJob
+from chatmem.text import redaction
 from tests.channels import Channels
 from tests.corpora.secrets import Sample, benign, leaked, ours, outside, true_shapes
 from tests.fake_llm import RESPONSES, FakeLLM, openai_text

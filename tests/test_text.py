@@ -1,4 +1,4 @@
-"""The text rules (chatmem/text.py) and the redaction step (chatmem/redaction.py), as units."""
+"""The text rules (chatmem/text/) and the redaction step (chatmem/text/redaction.py), as units."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from chatmem import redaction, text
+from chatmem import text
 from chatmem.errors import InvalidParams
+from chatmem.text import invisible, redaction, secret_keys, secret_shapes
 from tests.secret_corpus import ORDINARY, SECRETS, planted
 
 TEXT_RULES = Path(__file__).resolve().parent.parent / "docs" / "trust-model.md"
@@ -86,7 +87,7 @@ def test_a_character_without_a_name_is_described_by_its_category() -> None:
 
 
 def test_every_control_format_private_and_separator_code_point_is_covered() -> None:
-    """The ranges in text.py against Python's own Unicode database."""
+    """The ranges in text/invisible.py against Python's own Unicode database."""
     categories = {"Cc", "Cf", "Co", "Cs", "Zl", "Zp"}
     missed = [
         f"U+{code:04X}"
@@ -109,7 +110,7 @@ def test_the_noncharacters_of_every_plane_are_refused() -> None:
 
 def test_a_range_table_becomes_a_character_class_of_exactly_its_code_points() -> None:
     """The ranges are compiled into the three patterns at import: how one is written."""
-    pattern = re.compile(f"[{text._char_class([(0x41, 0x41), (0x61, 0x63)])}]")
+    pattern = re.compile(f"[{invisible._char_class([(0x41, 0x41), (0x61, 0x63)])}]")
     assert pattern.findall("ABC Xabcd@`") == ["A", "a", "b", "c"]
 
 
@@ -221,8 +222,8 @@ def test_ordinary_prose_and_code_like_facts_are_left_alone(ordinary: str) -> Non
 def test_the_kinds_are_the_ones_the_readme_lists() -> None:
     section = TEXT_RULES.read_text().split("## Text rules", 1)[1].split("\n## ", 1)[0]
     documented = set(re.findall(r"^\| `([a-z_]+)` \|", section, re.MULTILINE))
-    produced = {shape.kind for shape in redaction._SHAPES} | {"aws_secret_key"}
-    produced |= set(redaction._KEY_WORDS.values())
+    produced = {shape.kind for shape in secret_shapes._SHAPES} | {"aws_secret_key"}
+    produced |= set(secret_keys._KEY_WORDS.values())
     assert documented == produced
 
 
@@ -253,7 +254,7 @@ def test_the_kinds_are_the_ones_the_readme_lists() -> None:
     ],
 )
 def test_key_names(key: str, kind: str | None) -> None:
-    assert redaction.key_kind(key) == kind
+    assert secret_keys.key_kind(key) == kind
 
 
 def test_structured_arguments() -> None:

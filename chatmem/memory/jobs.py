@@ -40,10 +40,9 @@ from typing import NamedTuple
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import ColumnElement, and_, or_, select, update
 
-from .. import redaction
 from ..providers import Message, Provider, ProviderError
 from ..providers.base import Usage
-from ..text import for_agents
+from ..text import for_agents, redaction
 from . import ledger, summary_prompt
 from .models import Session, SummaryJob, utcnow
 from .summary_prompt import SUMMARY_MAX

@@ -1,7 +1,7 @@
 """The change ledger: every non-read-only call, redacted, with its outcome;
 and the digest, a factual account of a session built from it.
 
-What a row keeps of the arguments passes `chatmem.redaction` (agents paste
+What a row keeps of the arguments passes `chatmem.text.redaction` (agents paste
 credentials into arguments more often than anyone would like) and then
 `text.visible`, so a curator reading the ledger or a digest, and an agent
 reading a digest through recall, sees hidden characters as `<U+200B>`
@@ -16,7 +16,8 @@ from typing import Any, cast
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import Table, select, update
 
-from .. import redaction, text
+from .. import text
+from ..text import redaction
 from .models import HIT_OUTCOMES, Guidance, LedgerEntry, utcnow
 
 SKIPPED_IN_DIGEST = ("save-session-summary",)

@@ -35,7 +35,7 @@ from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session as OrmSession
 
-from .. import redaction
+from ..text import redaction
 from .models import Guidance, HeldCall, NotifyJob, iso, utcnow
 
 if TYPE_CHECKING:

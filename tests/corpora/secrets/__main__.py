@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
-from chatmem.redaction import redact
+from chatmem.text import redact
 
 from . import benign, leaked, outside, true_shapes
 

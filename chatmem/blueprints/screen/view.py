@@ -15,7 +15,7 @@ from ... import redaction
 from ...core import current_memory
 from ...memory import guidance
 from ...memory.block import GROUP_LABELS, LIMIT
-from ...memory.guardrails import target_warning
+from ...memory.guardrails.targets import target_warning
 from ...memory.models import ENFORCED_SEVERITIES, GUIDANCE_TYPES, SEVERITIES, Guidance, utcnow
 from ...text import hidden_characters, lookalike_characters, strip_invisible
 from ...text import visible as _visible

@@ -4,6 +4,9 @@ One row (`chatmem_state`) holds the revision, and every change that affects
 the block, the guardrails or the tokens bumps it in the same transaction. A
 request reads that row once (a `Snapshot`); this cache is rebuilt only when
 the snapshot's revision differs from the one it was built at.
+
+Nothing here decides what a guardrail matches: the index and the matcher
+live in `memory/guardrails/`, and `guardrail_for` asks them.
 """
 
 from __future__ import annotations

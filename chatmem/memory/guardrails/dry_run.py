@@ -1,10 +1,10 @@
 """What a guardrail target would have refused in the recent ledger (SPEC §6).
 
 The verdict on each call is the enforcement matcher's own (`matching.match`
-on a one-rule `GuardrailIndex`) run on the ledger row's tool and canonical arguments (the
-ledger keeps them, redacted; ids are never redacted), with `post_type:`
-resolved against today's posts through the host's resolver, and a resolver
-failure counted as a refusal, since enforcement fails closed.
+on a one-rule `GuardrailIndex`), run on the ledger row's tool and canonical
+arguments (the ledger keeps them, redacted; ids are never redacted), with
+`post_type:` resolved against today's posts through the host's resolver,
+and a resolver failure counted as a refusal, since enforcement fails closed.
 
 SQL only narrows the rows the matcher reads: the window (`at`, indexed),
 then the tool name for a `tool:` target, or the id's text inside the stored

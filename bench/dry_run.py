@@ -21,8 +21,8 @@ from datetime import timedelta
 from common import arguments, compare, engine_name, line, migrated_app, ms
 from sqlalchemy import insert, select
 
-from chatmem.memory.dry_run import _refuses
-from chatmem.memory.guardrails import GuardrailIndex, Rule
+from chatmem.memory.guardrails.dry_run import _refuses
+from chatmem.memory.guardrails.index import GuardrailIndex, Rule
 from chatmem.memory.models import LedgerEntry, utcnow
 
 ROWS = 100_000

@@ -21,7 +21,7 @@ from flask_sqlalchemy import SQLAlchemy
 from . import upkeep as _upkeep
 from .auth import ratelimit as _ratelimit
 from .config import Settings
-from .dispatch import DbSessions, Dispatcher, Refusal
+from .dispatch import DbSessions, Dispatcher
 from .hooks import HostHooks
 from .memory import block as _block
 from .memory import costs as _costs
@@ -33,8 +33,8 @@ from .memory import search as _search  # noqa: F401 - create_all builds the reca
 from .memory import sessions as _sessions
 from .memory import settings as _settings
 from .memory import tools as _memory_tools
-from .memory.dry_run import DryRun
-from .memory.dry_run import dry_run as _dry_run
+from .memory.guardrails.dry_run import DryRun
+from .memory.guardrails.dry_run import dry_run as _dry_run
 from .memory.models import Base
 from .memory.recall_page import Ordered
 from .permissions import user_id_of, user_name_of
@@ -226,12 +226,6 @@ class MemoryCore(HostHooks):
     def system_context(self) -> str:
         """The `## Project memory` block for a new conversation, or ''."""
         return self.block().text
-
-    def guardrail_for(
-        self, tool_name: str, arguments: dict[str, Any], snapshot: _settings.Snapshot
-    ) -> Refusal | None:
-        """The refusal an active guardrail gives this call, or None (see revision.py)."""
-        return self._state().cache.guardrail_for(tool_name, arguments, snapshot)
 
     def dry_run(
         self, target: str, *, days: int | None = None, limit: int = 20, severity: str = "block"

@@ -20,7 +20,6 @@ from sqlalchemy.exc import DataError
 
 from .errors import (
     ApprovalRequired,
-    BlockedByMemory,
     ChatmemError,
     Forbidden,
     InvalidParams,
@@ -30,7 +29,8 @@ from .errors import (
     Unauthorized,
 )
 from .memory import held, ledger, sessions
-from .memory.guardrails import Rule
+from .memory.guardrails.index import Rule
+from .memory.guardrails.matching import Refusal
 from .tools import CallContext, Tool, ToolRegistry, validate
 
 if TYPE_CHECKING:
@@ -39,9 +39,6 @@ if TYPE_CHECKING:
     from .memory.settings import Snapshot
 
 log = logging.getLogger("chatmem")
-
-#: What a guardrail check answers: refused, held for a curator, or nothing.
-Refusal = BlockedByMemory | ApprovalRequired
 
 
 class Permissions(Protocol):

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from .memory.guardrails import LabelResolver
+from .memory.guardrails.matching import LabelResolver
 from .permissions import Permissions
 from .tools import Tool, ToolRegistry
 

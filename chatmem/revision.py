@@ -4,21 +4,23 @@ One row (`chatmem_state`) holds the revision, and every change that affects
 the block, the guardrails or the tokens bumps it in the same transaction. A
 request reads that row once (a `Snapshot`); this cache is rebuilt only when
 the snapshot's revision differs from the one it was built at.
+
+Nothing here decides what a guardrail matches: the index and the matcher
+live in `memory/guardrails/`, and `guardrail_for` asks them.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from .errors import ApprovalRequired, BlockedByMemory
 from .memory import block as _block
 from .memory import guidance as _guidance
 from .memory import screening as _screening
-from .memory.guardrails import GuardrailIndex, LabelResolver
+from .memory.guardrails.index import GuardrailIndex
+from .memory.guardrails.matching import LabelResolver, Refusal, refusal
 from .memory.models import guidance_record
 from .memory.recall_page import Ordered
 from .text import for_agents_record
@@ -27,8 +29,6 @@ if TYPE_CHECKING:
     from flask_sqlalchemy import SQLAlchemy
 
     from .memory.settings import Snapshot
-
-log = logging.getLogger("chatmem")
 
 
 @dataclass
@@ -96,63 +96,12 @@ class RevisionCache:
 
     def guardrail_for(
         self, tool_name: str, arguments: dict[str, Any], snapshot: Snapshot
-    ) -> BlockedByMemory | ApprovalRequired | None:
-        """The refusal for this call, or None when no active guardrail matches.
-
-        `ApprovalRequired` (an `ask` rule matched) is not final: the dispatcher
-        hands it to `memory.held.gate`, which holds the call, refuses it, or
-        finds the grant that lets it run.
-        """
-        index = self.at(snapshot).guardrails
-        if not len(index):
-            return None
-        try:
-            rule = index.match(
-                tool_name, arguments, self._resolve_post_type(), _told(self._resolve_labels())
-            )
-        except _LabelsFailed:
-            # Fail closed: a guardrail on a label the host could not give.
-            log.exception("target_labels failed; refusing %s", tool_name)
-            return BlockedByMemory(
-                f"{tool_name} was refused: its target labels could not be checked against the "
-                "site's guardrails.",
-                details={"guidance_id": None, "title": "target labels check failed"},
-            )
-        except Exception:
-            # Fail closed: a guardrail on a post type we could not resolve.
-            log.exception("post type resolver failed; refusing %s", tool_name)
-            return BlockedByMemory(
-                f"{tool_name} was refused: the post type could not be checked against the "
-                "site's guardrails.",
-                details={"guidance_id": None, "title": "post type check failed"},
-            )
-        if rule is None:
-            return None
-        found = {"guidance_id": rule.id, "title": rule.title, "target": rule.target}
-        if rule.severity == "ask":
-            return ApprovalRequired(
-                f"{tool_name} needs a curator's approval (guardrail #{rule.id}: {rule.title}).",
-                details=found,
-            )
-        return BlockedByMemory(
-            f"{tool_name} was refused by project memory guardrail #{rule.id}: {rule.title}",
-            details=found,
+    ) -> Refusal | None:
+        """The refusal this revision's guardrails give this call (see `matching.refusal`)."""
+        return refusal(
+            self.at(snapshot).guardrails,
+            tool_name,
+            arguments,
+            self._resolve_post_type(),
+            self._resolve_labels(),
         )
-
-
-class _LabelsFailed(Exception):
-    """The host's `target_labels` hook raised (its error is the cause)."""
-
-
-def _told(resolve: LabelResolver | None) -> LabelResolver | None:
-    """The host's label hook, its failures told apart from the post type resolver's."""
-    if resolve is None:
-        return None
-
-    def labels(tool_name: str, arguments: Any) -> Any:
-        try:
-            return list(resolve(tool_name, arguments))
-        except Exception as error:
-            raise _LabelsFailed() from error
-
-    return labels

@@ -20,7 +20,7 @@ from .errors import (
     InvalidParams,
 )
 from .json_schema import describe_error
-from .memory.guardrails import tool_slug
+from .memory.guardrails.targets import tool_slug
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -272,7 +272,7 @@ def test_the_dry_run_agrees_with_enforcement_on_a_thousand_calls(
         enforced = {
             row.id
             for row, (name, arguments) in zip(rows, calls, strict=True)
-            if memory.guardrail_for(
+            if memory.dispatcher.guardrails.guardrail_for(
                 name, validate(registry.find(name, memory.server_name), arguments), live
             )
         }

@@ -9,13 +9,8 @@ import pytest
 from chatmem import BlockedByMemory
 from chatmem.memory import guidance
 from chatmem.memory.block import active_entries
-from chatmem.memory.guardrails import (
-    GuardrailIndex,
-    Rule,
-    canonical_id,
-    parse_target,
-    target_warning,
-)
+from chatmem.memory.guardrails.index import GuardrailIndex, Rule
+from chatmem.memory.guardrails.targets import canonical_id, parse_target, target_warning
 from chatmem.memory.models import Guidance, LedgerEntry
 
 

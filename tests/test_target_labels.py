@@ -17,7 +17,7 @@ from sqlalchemy import select
 
 from chatmem import ApprovalRequired, BlockedByMemory
 from chatmem.memory import guidance
-from chatmem.memory.guardrails import canonical_label, parse_target, target_warning
+from chatmem.memory.guardrails.targets import canonical_label, parse_target, target_warning
 from chatmem.memory.models import Guidance, LedgerEntry
 from tests.channels import MCP, REST, Channels
 from tests.screen_helpers import SCREEN, propose

@@ -33,7 +33,8 @@ from sqlalchemy import CursorResult, func, select, update
 
 from ..errors import ApprovalRequired, BlockedByMemory, ChatmemError, Conflict, NotFound
 from . import ledger, notify
-from .guardrails import ID_KEYS, Rule
+from .guardrails.index import Rule
+from .guardrails.targets import ID_KEYS
 from .models import Guidance, GuidanceEvent, HeldCall, utcnow
 
 __all__ = ["HeldCall", "decide", "gate", "expire_due", "waiting", "waiting_count"]

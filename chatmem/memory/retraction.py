@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from . import phrasebook
 from .folding import views
-from .guardrails import Target
+from .guardrails.targets import Target
 from .phrasing import compile_words, phrase
 
 _RETIRED = compile_words(phrasebook.RETIRED)

@@ -45,7 +45,7 @@ from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import bindparam, select
 
 from . import folding, poison, reads, retraction
-from .guardrails import parse_target
+from .guardrails.targets import parse_target
 from .guidance import default_title, reason_of, rejections, text_key
 from .models import Guidance
 

@@ -20,7 +20,7 @@ from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
 
 from . import settings
-from .guardrails import parse_target
+from .guardrails.targets import parse_target
 from .models import Guidance, GuidanceEvent, utcnow
 
 log = logging.getLogger("chatmem.staleness")

@@ -14,7 +14,7 @@ from flask_wtf.csrf import generate_csrf
 from ...core import current_memory
 from ...memory import guidance
 from ...memory.block import GROUP_LABELS, LIMIT
-from ...memory.guardrails import target_warning
+from ...memory.guardrails.targets import target_warning
 from ...memory.models import ENFORCED_SEVERITIES, GUIDANCE_TYPES, SEVERITIES, Guidance, utcnow
 from ...text import hidden_characters, lookalike_characters, redaction, strip_invisible
 from ...text import visible as _visible

@@ -1,10 +1,10 @@
 """What a guardrail target would have refused in the recent ledger (SPEC §6).
 
-The verdict on each call is the enforcement matcher's own: a one-rule
-`GuardrailIndex` run on the ledger row's tool and canonical arguments (the
-ledger keeps them, redacted; ids are never redacted), with `post_type:`
-resolved against today's posts through the host's resolver, and a resolver
-failure counted as a refusal, since enforcement fails closed.
+The verdict on each call is the enforcement matcher's own (`matching.match`
+on a one-rule `GuardrailIndex`), run on the ledger row's tool and canonical
+arguments (the ledger keeps them, redacted; ids are never redacted), with
+`post_type:` resolved against today's posts through the host's resolver,
+and a resolver failure counted as a refusal, since enforcement fails closed.
 
 SQL only narrows the rows the matcher reads: the window (`at`, indexed),
 then the tool name for a `tool:` target, or the id's text inside the stored
@@ -28,8 +28,10 @@ from typing import Any
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import String, and_, cast, func, or_, select, true, tuple_
 
-from .guardrails import ID_KEYS, GuardrailIndex, LabelResolver, Rule, parse_target
-from .models import CALL_OUTCOMES, LedgerEntry, utcnow
+from ..models import CALL_OUTCOMES, LedgerEntry, utcnow
+from .index import GuardrailIndex, Rule
+from .matching import LabelResolver, match
+from .targets import ID_KEYS, parse_target
 
 
 @dataclass(frozen=True)
@@ -250,7 +252,7 @@ def _refuses(
     resolve_labels: LabelResolver | None = None,
 ) -> bool:
     try:
-        return index.match(tool, arguments, resolve, resolve_labels) is not None
+        return match(index, tool, arguments, resolve, resolve_labels) is not None
     except Exception:
         return True  # enforcement refuses a call whose post type or labels cannot be checked
 

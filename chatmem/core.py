@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from flask import current_app
 from flask_sqlalchemy import SQLAlchemy
 
-from . import upkeep as _upkeep
 from .auth import ratelimit as _ratelimit
 from .config import Settings
 from .dispatch import DbSessions, Dispatcher
@@ -26,8 +25,6 @@ from .hooks import HostHooks
 from .memory import block as _block
 from .memory import costs as _costs
 from .memory import held as _held
-from .memory import jobs as _jobs
-from .memory import notify as _notify
 from .memory import screening as _screening
 from .memory import search as _search  # noqa: F401 - create_all builds the recall indexes too
 from .memory import sessions as _sessions
@@ -40,9 +37,13 @@ from .memory.recall_page import Ordered
 from .permissions import user_id_of, user_name_of
 from .revision import RevisionCache
 from .tools import CallContext, Tool
+from .workers import notices as _notices
+from .workers import summaries as _summaries
+from .workers import sweep as _sweep
+from .workers import webhook as _webhook
 
 if TYPE_CHECKING:
-    from .background import BackgroundSweeper
+    from .workers.background import BackgroundSweeper
 
 log = logging.getLogger("chatmem")
 
@@ -305,7 +306,7 @@ class MemoryCore(HostHooks):
         try:
             return dispatcher.call(name, arguments, context)
         finally:
-            _upkeep.fire(self.db, self)  # what the call committed; a held call raised after it
+            _notices.fire(self.db, self)  # what the call committed; a held call raised after it
 
     def visible_tools(self, user: Any, *, read_only: bool = False) -> list[Tool]:
         """The tools this caller may call now: what tools/list, REST and the chat offer."""
@@ -379,15 +380,15 @@ class MemoryCore(HostHooks):
     def upkeep(self, *, now: datetime | None = None) -> Any:
         """Sweep steps for active guidance: targets gone, review dates reached (staleness.py)."""
         review = self.config("CHATMEM_STALE_TARGETS") == "review"
-        return _upkeep.run(self.db, self, server_name=self.server_name, review=review, now=now)
+        return _sweep.run(self.db, self, server_name=self.server_name, review=review, now=now)
 
     def deliver_notices(self, *, now: datetime | None = None) -> Any:
         """Send due webhook notices (CHATMEM_NOTIFY_WEBHOOK), retrying failures with back-off."""
         url = self.config("CHATMEM_NOTIFY_WEBHOOK")
         if not url:
-            return _notify.Sent()
-        return _notify.deliver_due(
-            self.db, str(url), self.job_policy(), post=_notify.post_json, now=now
+            return _webhook.Sent()
+        return _webhook.deliver_due(
+            self.db, str(url), self.job_policy(), post=_webhook.post_json, now=now
         )
 
     def _transcript_of(self, session_id: str) -> str | None:
@@ -403,8 +404,8 @@ class MemoryCore(HostHooks):
 
     # -- auto-summary jobs ----------------------------------------------------
 
-    def job_policy(self) -> _jobs.Policy:
-        return _jobs.Policy(
+    def job_policy(self) -> _summaries.Policy:
+        return _summaries.Policy(
             lease=timedelta(seconds=float(self.config("CHATMEM_JOB_LEASE_SECONDS"))),
             max_attempts=int(self.config("CHATMEM_JOB_MAX_ATTEMPTS")),
             backoff=timedelta(seconds=float(self.config("CHATMEM_JOB_BACKOFF_SECONDS"))),
@@ -412,7 +413,7 @@ class MemoryCore(HostHooks):
             input_max=int(self.config("CHATMEM_SUMMARY_INPUT_MAX")),
         )
 
-    def run_due_jobs(self, *, limit: int = 20, now: datetime | None = None) -> _jobs.Stats:
+    def run_due_jobs(self, *, limit: int = 20, now: datetime | None = None) -> _summaries.Stats:
         """Run due auto-summary jobs: claim, ask the provider, store or schedule a retry.
 
         Commits the current database session first. Safe in several processes
@@ -423,9 +424,9 @@ class MemoryCore(HostHooks):
         settings = self.settings
         snapshot = self.snapshot()
         if not snapshot.memory_enabled:
-            return _jobs.Stats()
+            return _summaries.Stats()
         from .providers import provider_from_config
 
         digest_only = not snapshot.auto_summarize or settings["CHATMEM_PROVIDER"] == "none"
         factory = None if digest_only else (lambda: provider_from_config(settings))
-        return _jobs.run_due(self.db, factory, self.job_policy(), now=now, limit=limit)
+        return _summaries.run_due(self.db, factory, self.job_policy(), now=now, limit=limit)

@@ -9,10 +9,10 @@ from . import config as _config
 from . import csp as _csp
 from . import host_autogenerate as _host_autogenerate
 from . import host_logging as _host_logging
-from . import upkeep as _upkeep
 from .auth import ratelimit as _ratelimit
 from .core import MemoryCore, current_memory
 from .permissions import user_id_of, user_name_of
+from .workers import notices as _notices
 
 __all__ = ["ChatMemory", "current_memory", "user_id_of", "user_name_of"]
 
@@ -54,7 +54,7 @@ class ChatMemory(MemoryCore):
         # For the host's layout: <script nonce="{{ csp_nonce() }}"> (see csp.py).
         _csp.install(app)
         app.cli.add_command(chatmem_cli)
-        _upkeep.install_session_events()
+        _notices.install_session_events()
         if float(settings["CHATMEM_BACKGROUND_SWEEP_SECONDS"]) > 0 and not app.testing:
             # Started on the first request, not here: a thread started before
             # gunicorn forks its workers (--preload) would not survive the fork,
@@ -67,7 +67,7 @@ class ChatMemory(MemoryCore):
             return
         with state.lock:
             if state.sweeper is None:
-                from .background import BackgroundSweeper
+                from .workers.background import BackgroundSweeper
 
                 interval = float(self.config("CHATMEM_BACKGROUND_SWEEP_SECONDS"))
                 state.sweeper = BackgroundSweeper(current_app._get_current_object(), interval)  # type: ignore[attr-defined]

@@ -9,7 +9,7 @@ import pytest
 from flask import Flask
 from sqlalchemy import func, select
 
-from chatmem.memory import jobs
+from chatmem.memory import sessions
 from chatmem.memory.models import SummaryJob
 from tests.fake_llm import RESPONSES, FakeLLM, openai_text
 from tests.test_summary_jobs import (
@@ -51,7 +51,7 @@ def test_a_session_that_only_recalled_gets_its_digest_and_no_provider_call(
     assert fake_llm.requests == []
     assert stats.claimed == 0
     job = job_of(db, session_id)
-    assert (job.status, job.attempts, job.transcript) == (jobs.DIGEST_ONLY, 0, None)
+    assert (job.status, job.attempts, job.transcript) == (sessions.DIGEST_ONLY, 0, None)
     session = session_of(db, session_id)
     assert (session.summary, session.digest, session.change_count) == (
         None,
@@ -129,4 +129,4 @@ def test_a_realistic_mix_of_100_sessions_asks_the_provider_only_for_those_with_s
             select(SummaryJob.status, func.count()).group_by(SummaryJob.status)
         ).all()
     )
-    assert by_status == {"done": 50, jobs.DIGEST_ONLY: 50}
+    assert by_status == {"done": 50, sessions.DIGEST_ONLY: 50}

@@ -13,10 +13,10 @@ import pytest
 from flask import Flask
 from sqlalchemy import select, update
 
-from chatmem.memory import jobs
 from chatmem.memory.models import Session, SummaryJob, utcnow
 from chatmem.memory.summary_prompt import SUMMARY_MAX, SYSTEM_PROMPT
 from chatmem.providers import Message, Reply, ToolSpec, Usage
+from chatmem.workers import summaries
 from tests.fake_llm import (
     CHAT,
     MESSAGES,
@@ -425,7 +425,7 @@ def test_a_job_whose_worker_died_is_picked_up_again(
     memory.end_session(session_id, transcript=TRANSCRIPT)
     t0 = utcnow() + timedelta(seconds=1)
     # A worker claims the job and dies before it calls the provider.
-    (claim,) = jobs.claim(db, memory.job_policy(), now=t0, limit=10)
+    (claim,) = summaries.claim(db, memory.job_policy(), now=t0, limit=10)
     assert claim.session_id == session_id
     assert job_of(db, session_id).status == "running"
 
@@ -454,7 +454,7 @@ def test_a_job_that_keeps_killing_its_worker_is_given_up(
     memory.end_session(session_id)
     now = utcnow() + timedelta(seconds=1)
     for _ in range(3):  # three workers die in turn (max attempts is 3)
-        assert len(jobs.claim(db, memory.job_policy(), now=now, limit=10)) == 1
+        assert len(summaries.claim(db, memory.job_policy(), now=now, limit=10)) == 1
         now += timedelta(seconds=61)
 
     assert memory.run_due_jobs(now=now).claimed == 0
@@ -505,7 +505,7 @@ def test_the_transcript_is_stored_redacted_and_deleted_when_the_job_ends(
         assert memory.run_due_jobs(now=now + timedelta(seconds=30)).failed == 1
     elif ending == "given up by leases":
         for _ in range(3):  # three workers die in turn
-            assert len(jobs.claim(db, memory.job_policy(), now=now, limit=10)) == 1
+            assert len(summaries.claim(db, memory.job_policy(), now=now, limit=10)) == 1
             now += timedelta(seconds=61)
         assert memory.run_due_jobs(now=now).claimed == 0
     else:
@@ -588,11 +588,11 @@ def test_a_claim_interleaved_with_another_workers_claim_never_doubles(
         memory.end_session(memory.start_session(editor, "chat"), transcript=TRANSCRIPT)
     policy, now = memory.job_policy(), utcnow() + timedelta(seconds=1)
 
-    seen_by_a = jobs.find_due(db, policy, now=now, limit=10)
+    seen_by_a = summaries.find_due(db, policy, now=now, limit=10)
     with second_worker.app_context():
         other_db = second_worker.extensions["test_host"]["db"]
-        by_b = jobs.claim(other_db, policy, now=now, limit=10)
-    by_a = jobs.take(db, policy, seen_by_a, now=now)
+        by_b = summaries.claim(other_db, policy, now=now, limit=10)
+    by_a = summaries.take(db, policy, seen_by_a, now=now)
 
     assert len(seen_by_a) == 4
     assert sorted(c.job_id for c in by_a + by_b) == sorted(r.job_id for r in seen_by_a)
@@ -637,7 +637,7 @@ def test_a_summary_the_agent_saved_meanwhile_is_never_overwritten(
     session_id = busy_session(memory, editor)
     memory.end_session(session_id, transcript=TRANSCRIPT)
 
-    stats = jobs.run_due(
+    stats = summaries.run_due(
         db, lambda: AgentSavesMeanwhile(second_worker, session_id), memory.job_policy()
     )
 
@@ -781,7 +781,7 @@ def test_the_background_sweeper_summarizes_idle_sessions(
     fake_llm: FakeLLM,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from chatmem.background import BackgroundSweeper
+    from chatmem.workers.background import BackgroundSweeper
 
     OPENAI.configure(app, fake_llm, monkeypatch)
     auto_summarize(memory, admin)

@@ -282,7 +282,7 @@ class BlockUse(Base):
 
 
 class NotifyJob(Base):
-    """A webhook delivery waiting to be sent, retried with back-off (see notify.py)."""
+    """A webhook delivery waiting to be sent, retried with back-off (see workers/webhook.py)."""
 
     __tablename__ = "chatmem_notify_job"
     __table_args__ = (Index("ix_chatmem_notify_job_due", "status", "next_run_at"),)

@@ -18,8 +18,8 @@ from sqlalchemy import Row, bindparam, select, update
 
 from ..errors import InvalidParams, NotFound
 from ..text import for_agents
-from . import jobs, ledger, reads, settings
-from .models import CHANNELS, Session, utcnow
+from . import ledger, reads, settings
+from .models import CHANNELS, Session, SummaryJob, utcnow
 
 
 def new_id() -> str:
@@ -178,7 +178,7 @@ def end(db: SQLAlchemy, session_id: str, *, transcript: str | None = None) -> Se
     if session.summary is None and settings.read(db).auto_summarize:
         # Kept only until the job ends, and never with a secret or hidden text in it.
         kept = for_agents(transcript) if transcript else None
-        db.session.add(jobs.for_ended(session, kept, now=now))
+        db.session.add(summary_job(session, kept, now=now))
     db.session.commit()
     return session
 
@@ -195,3 +195,26 @@ def idle_ids(db: SQLAlchemy, idle: timedelta, now: datetime | None = None) -> li
 def _refresh_digest(db: SQLAlchemy, session: Session) -> None:
     db.session.flush()
     session.digest, session.change_count = ledger.digest(db, session.id)
+
+
+# The status of a summary job that was never run because its session had
+# nothing to summarise: each one is a provider call saved.
+DIGEST_ONLY = "digest_only"
+
+
+def summary_job(session: Session, transcript: str | None, *, now: datetime) -> SummaryJob:
+    """The summary job of a session that just ended (its digest already refreshed).
+
+    A session with no ledgered call and no transcript (an agent that only
+    called `recall`, say) would cost a paid call for a summary saying nothing:
+    its job is recorded as finished, `digest_only`, and no worker claims it.
+    """
+    if session.change_count == 0 and not transcript:
+        return SummaryJob(
+            session_id=session.id,
+            status=DIGEST_ONLY,
+            outcome=DIGEST_ONLY,  # the Cost card's "provider calls saved" counts these
+            next_run_at=now,
+            finished_at=now,
+        )
+    return SummaryJob(session_id=session.id, transcript=transcript, next_run_at=now)

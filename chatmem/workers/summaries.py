@@ -40,12 +40,12 @@ from typing import NamedTuple
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import ColumnElement, and_, or_, select, update
 
+from ..memory import ledger, summary_prompt
+from ..memory.models import Session, SummaryJob, utcnow
+from ..memory.summary_prompt import SUMMARY_MAX
 from ..providers import Message, Provider, ProviderError
 from ..providers.base import Usage
 from ..text import for_agents, redaction
-from . import ledger, summary_prompt
-from .models import Session, SummaryJob, utcnow
-from .summary_prompt import SUMMARY_MAX
 
 log = logging.getLogger("chatmem.jobs")
 
@@ -54,29 +54,6 @@ log = logging.getLogger("chatmem.jobs")
 RETRY_AFTER_CAP = timedelta(days=1)
 LAST_ERROR_MAX = 1000
 CLAIM_ROUNDS = 3
-
-
-# The status of a job that was never run because its session had nothing to
-# summarise: each one is a provider call saved.
-DIGEST_ONLY = "digest_only"
-
-
-def for_ended(session: Session, transcript: str | None, *, now: datetime) -> SummaryJob:
-    """The summary job of a session that just ended (its digest already refreshed).
-
-    A session with no ledgered call and no transcript (an agent that only
-    called `recall`, say) would cost a paid call for a summary saying nothing:
-    its job is recorded as finished, `digest_only`, and no worker claims it.
-    """
-    if session.change_count == 0 and not transcript:
-        return SummaryJob(
-            session_id=session.id,
-            status=DIGEST_ONLY,
-            outcome=DIGEST_ONLY,  # the Cost card's "provider calls saved" counts these
-            next_run_at=now,
-            finished_at=now,
-        )
-    return SummaryJob(session_id=session.id, transcript=transcript, next_run_at=now)
 
 
 @dataclass(frozen=True)

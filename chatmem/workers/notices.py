@@ -1,15 +1,14 @@
-"""The facade's side of upkeep and notices: what needs Flask (config, hooks, the app).
+"""Curator notices after commit: what needs Flask (config, hooks, the app).
 
-The domain is in `memory/staleness.py` and `memory/notify.py`; this module
-wires them to the app: SQLAlchemy session events that turn staged notices
-into ready ones (and outbox rows when a webhook is set), the host hooks,
-and the sweep steps.
+The notices themselves are made in `memory/notify.py`; this module wires them
+to the app: SQLAlchemy session events that turn staged notices into ready
+ones (and outbox rows when a webhook is set), and the host hooks that get
+them once the agent's call is over. The webhook is sent by `webhook.py`.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from flask import current_app, has_app_context
@@ -17,12 +16,12 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session as OrmSession
 from sqlalchemy.orm import SessionTransaction
 
-from .memory import notify, staleness
+from ..memory import notify
 
 if TYPE_CHECKING:
     from flask_sqlalchemy import SQLAlchemy
 
-    from .hooks import HostHooks
+    from ..hooks import HostHooks
 
 log = logging.getLogger("chatmem.upkeep")
 
@@ -67,35 +66,3 @@ def fire(db: SQLAlchemy, hooks: HostHooks) -> None:
             except Exception:
                 log.exception("the %s hook failed for %s", notice.event, notice.data.get("id"))
                 db.session.rollback()
-
-
-def resolvers(hooks: HostHooks) -> staleness.Resolvers:
-    """What the host lets the sweep check: registered tools, post ids, post types, labels."""
-    names = frozenset(t.name.lower() for t in hooks.registry.tools())
-    types = None
-    if hooks._post_types is not None:
-        types = frozenset(str(t).lower() for t in hooks._post_types())
-    return staleness.Resolvers(names, hooks._post_type_resolver, types, hooks._label_exists)
-
-
-def run(
-    db: SQLAlchemy,
-    hooks: HostHooks,
-    *,
-    server_name: str,
-    review: bool,
-    now: datetime | None = None,
-) -> staleness.Upkeep:
-    """The upkeep sweep steps: targets gone (back to Pending when `review`), review dates due."""
-    try:
-        found = resolvers(hooks)
-    except Exception:
-        log.exception("the post_types hook failed; post_type targets not checked this time")
-        db.session.rollback()
-        found = staleness.Resolvers(
-            frozenset(t.name.lower() for t in hooks.registry.tools()),
-            label_exists=hooks._label_exists,
-        )
-    done = staleness.check_targets(db, found, server_name, review=review, now=now)
-    done.review_due = staleness.review_due(db, now=now)
-    return done

@@ -26,9 +26,9 @@ and `bin/test` runs them on its SQLite pass only (so is an app block whose
 commands only print their `--help`).
 
 Nothing runs twice: a block that says word for word what an earlier one says
-(`TWINS`), and a block another block `continues` (`CONTINUED`: that block's
-test runs it first, with its server and its checks), pass under their own id
-once the test that runs them is named.
+(`TWINS`) and a block another block `continues` (`CONTINUED`) pass under their
+own id by naming the test that runs them; the continuing block's test runs the
+block it continues first, with its server and its checks.
 """
 
 from __future__ import annotations

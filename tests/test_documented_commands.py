@@ -22,7 +22,13 @@ Where a block runs (`context_of`):
   SDKs' base URLs pointing at the local fake (`tests/fake_llm.py`).
 
 Only app blocks touch the test database; the others are marked `db_free`,
-and `bin/test` runs them on its SQLite pass only.
+and `bin/test` runs them on its SQLite pass only (so is an app block whose
+commands only print their `--help`).
+
+Nothing runs twice: a block that says word for word what an earlier one says
+(`TWINS`) and a block another block `continues` (`CONTINUED`) pass under their
+own id by naming the test that runs them; the continuing block's test runs the
+block it continues first, with its server and its checks.
 """
 
 from __future__ import annotations
@@ -112,12 +118,45 @@ def _twins(blocks: list[Block]) -> dict[str, Block]:
 TWINS = _twins(BLOCKS)
 
 
+def _continued(blocks: list[Block]) -> dict[str, Block]:
+    """Blocks a later block `continues`, and that block: its test runs them first.
+
+    The continuing block's run starts with the block it continues, all its commands
+    with their checks, in the same folder, shell and database, so a test of its own
+    would only run the same commands a second time.
+    """
+    return {
+        block.previous.id: block
+        for block in blocks
+        if block.is_shell and block.previous and context_of(block) != "not in the suite"
+    }
+
+
+CONTINUED = _continued(BLOCKS)
+
+
+def _continued_by(block: Block) -> Block:
+    """The block whose test runs `block`: the last of the blocks that continue it."""
+    while block.id in CONTINUED:
+        block = CONTINUED[block.id]
+    return block
+
+
+_HELP = re.compile(r"\s--help\s*$")
+
+
+def _touches_no_database(block: Block) -> bool:
+    """Its commands only print their usage (`chatmem-demo --help`)."""
+    return all(_HELP.search(c) for c in block.commands())
+
+
 def _param(block: Block) -> Any:
     context = context_of(block) if block.is_shell else "unclassified"
     marks = []
-    if context != "app":
+    if context != "app" or _touches_no_database(block):
         marks.append(pytest.mark.db_free)
-    if context in ("app", "checkout", "fresh") and block.id not in TWINS:
+    run_elsewhere = block.id in TWINS or block.id in CONTINUED
+    if context in ("app", "checkout", "fresh") and not run_elsewhere:
         marks.append(pytest.mark.slow)  # it spawns processes, often servers
     return pytest.param(block, id=block.id, marks=marks)
 
@@ -138,6 +177,9 @@ def test_documented_block(block: Block, request: pytest.FixtureRequest, tmp_path
         return _not_in_the_suite(block)
     if block.id in TWINS:  # the same commands, word for word, already run under that id
         assert TWINS[block.id].commands() == block.commands()
+        return
+    if block.id in CONTINUED:  # run first, with its checks, by the block that goes on from it
+        assert block in _chain(_continued_by(block))
         return
     # Documented servers and the fake LLM listen on the ports the text names (5000,
     # 8000, 8080), so one such test runs at a time on this machine.

@@ -49,7 +49,7 @@ from ...memory.models import ENFORCED_SEVERITIES, STATUSES, ApiToken, Guidance, 
 from ...memory.screening import Flag
 from ...memory.settings import SETTINGS
 from ...permissions import user_id_of
-from ..http_errors import outage_page, server_failure
+from ..errors import outage_page, server_failure
 from . import desk_view, navigation
 from .access import (
     admin_only,

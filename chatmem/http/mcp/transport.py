@@ -22,13 +22,13 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, request
 
-from .. import inputs
-from ..auth.tokens import Bearer
-from ..blueprints.bearer import bearer, exempt_from_csrf, read_body
-from ..blueprints.http_errors import add_error_headers, method_not_allowed, server_failure
-from ..core import current_memory
-from ..errors import ChatmemError
-from ..inputs import NotJson
+from ... import inputs
+from ...auth.tokens import Bearer
+from ...core import current_memory
+from ...errors import ChatmemError
+from ...inputs import NotJson
+from ..bearer import bearer, exempt_from_csrf, read_body
+from ..errors import add_error_headers, method_not_allowed, server_failure
 from . import protocol, rpc
 from . import sessions as mcp_sessions
 from .rpc import RpcError

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ChatmemError, Forbidden, MemoryDisabled
+from ...errors import ChatmemError, Forbidden, MemoryDisabled
 from . import rpc
 
 if TYPE_CHECKING:

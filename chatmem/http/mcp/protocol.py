@@ -1,6 +1,6 @@
 """MCP's JSON-RPC methods, for both protocol eras, over the one dispatch path.
 
-The HTTP transport (`blueprints/mcp.py`) decides the era and the session;
+The HTTP transport (`transport.py`) decides the era and the session;
 this module answers `initialize`, `server/discover`, `tools/list`,
 `tools/call` and `ping`, and hands the resources and prompts methods to
 `mcp_resources`. A tool failure is a *result* with `isError: true`
@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ChatmemError, NotFound
-from ..tools import Tool
+from ...errors import ChatmemError, NotFound
+from ...tools import Tool
 from . import resources
 from .rpc import (
     ALL_VERSIONS,
@@ -31,7 +31,7 @@ from .rpc import (
 )
 
 if TYPE_CHECKING:
-    from .core import MemoryCore
+    from ...core import MemoryCore
 
 
 def server_version() -> str:

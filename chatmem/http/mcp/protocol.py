@@ -1,9 +1,12 @@
 """MCP's JSON-RPC methods, for both protocol eras, over the one dispatch path.
 
-The HTTP transport (`transport.py`) decides the era and the session;
-this module answers `initialize`, `server/discover`, `tools/list`,
-`tools/call` and `ping`, and hands the resources and prompts methods to
-`mcp_resources`. A tool failure is a *result* with `isError: true`
+The HTTP transport (`transport.py`) decides the era and the session (it
+starts one after `initialize`); this module answers every method from one
+table, `METHODS`: method -> (params model, handler), as the MCP SDK's
+low-level server routes them. The params are read by their model
+(`params.py`) before the handler runs; a method not in the table is -32601.
+`initialize`, `server/discover`, `ping` and the tools are answered here, the
+resources and the prompt in `resources.py`. A tool failure is a *result* with `isError: true`
 and the SPEC §11 error in `structuredContent`, so the client's model can
 read it and adjust; an unknown tool or malformed params is a JSON-RPC error.
 """
@@ -11,27 +14,29 @@ read it and adjust; an unknown tool or malformed params is a JSON-RPC error.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, TypeVar
 
 from ...errors import ChatmemError, NotFound
 from ...tools import Tool
 from . import resources
+from .params import CallParams, InitializeParams, NoParams, PageParams, PromptParams, ReadParams
 from .rpc import (
     ALL_VERSIONS,
     HANDSHAKE_VERSIONS,
     INVALID_PARAMS,
     META_SERVER_INFO,
     METHOD_NOT_FOUND,
+    SERVER_ERROR,
     Caller,
     RpcError,
     complete,
     uncached,
 )
 
-if TYPE_CHECKING:
-    from ...core import MemoryCore
+P = TypeVar("P")
 
 
 def server_version() -> str:
@@ -49,9 +54,10 @@ def capabilities() -> dict[str, Any]:
     }
 
 
-def initialize(memory: MemoryCore, params: Mapping[str, Any]) -> dict[str, Any]:
+def initialize(caller: Caller, params: InitializeParams) -> dict[str, Any]:
     """The handshake result: echo a version we speak, else offer our newest."""
-    requested = params.get("protocolVersion")
+    memory = caller.memory
+    requested = params.protocol_version
     version = requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[0]
     result: dict[str, Any] = {
         "protocolVersion": version,
@@ -64,7 +70,11 @@ def initialize(memory: MemoryCore, params: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
-def discover(caller: Caller) -> dict[str, Any]:
+def ping(caller: Caller, params: NoParams) -> dict[str, Any]:
+    return complete(caller, {})
+
+
+def discover(caller: Caller, params: NoParams) -> dict[str, Any]:
     memory = caller.memory
     result: dict[str, Any] = {
         "supportedVersions": list(ALL_VERSIONS),
@@ -93,10 +103,7 @@ def describe_tool(tool: Tool) -> dict[str, Any]:
     return described
 
 
-def list_tools(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
-    if params.get("cursor") is not None:
-        # Every tool fits on one page, so no cursor we could have issued exists.
-        raise RpcError(INVALID_PARAMS, "Invalid cursor: tools/list has a single page.")
+def list_tools(caller: Caller, params: PageParams) -> dict[str, Any]:
     visible = caller.memory.visible_tools(caller.user, read_only=caller.read_only)
     tools = [describe_tool(t) for t in visible]
     return uncached(caller, {"tools": tools})
@@ -110,19 +117,12 @@ def tool_result(payload: dict[str, Any], *, is_error: bool) -> dict[str, Any]:
     }
 
 
-def call_tool(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
-    name = params.get("name")
-    if not isinstance(name, str) or not name:
-        raise RpcError(INVALID_PARAMS, "params.name must be the name of a tool.")
-    arguments = params.get("arguments")
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        raise RpcError(INVALID_PARAMS, "params.arguments must be an object.")
+def call_tool(caller: Caller, params: CallParams) -> dict[str, Any]:
+    name = params.name
     try:
         result = caller.memory.call_tool(
             name,
-            arguments,
+            params.arguments,
             user=caller.user,
             session_id=caller.session_id,
             session_key=caller.session_key,
@@ -138,17 +138,58 @@ def call_tool(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
     return complete(caller, tool_result(result, is_error=False))
 
 
+@dataclass(frozen=True)
+class Method(Generic[P]):
+    """One JSON-RPC method: how its params are read, and what answers it."""
+
+    params: Callable[[str, Mapping[str, Any]], P]
+    handler: Callable[[Caller, P], dict[str, Any]]
+    #: Checked before the params are read: reading memory needs recall's capability.
+    guard: Callable[[Caller], None] | None = None
+    #: A refusal (ChatmemError) is a -32000 error carrying the SPEC §11 error,
+    #: not a tool result: the resources and the prompt have no result to put it in.
+    refusal_is_error: bool = False
+    #: Only the 2026-07-28 era has it.
+    modern_only: bool = False
+
+
+#: Every method the endpoint answers; anything else is -32601.
+METHODS: dict[str, Method[Any]] = {
+    "initialize": Method(InitializeParams.parse, initialize),
+    "ping": Method(NoParams.parse, ping),
+    "server/discover": Method(NoParams.parse, discover, modern_only=True),
+    "tools/list": Method(PageParams.parse, list_tools),
+    "tools/call": Method(CallParams.parse, call_tool),
+    "resources/list": Method(PageParams.parse, resources.list_resources, refusal_is_error=True),
+    "resources/templates/list": Method(
+        PageParams.parse, resources.list_templates, refusal_is_error=True
+    ),
+    "resources/read": Method(
+        ReadParams.parse, resources.read, guard=resources.may_read, refusal_is_error=True
+    ),
+    "prompts/list": Method(PageParams.parse, resources.list_prompts, refusal_is_error=True),
+    "prompts/get": Method(
+        PromptParams.parse, resources.get_prompt, guard=resources.may_read, refusal_is_error=True
+    ),
+}
+
+
 def handle(caller: Caller, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Answer one request (not `initialize`, which the transport owns with its session)."""
-    if method == "ping":
-        return complete(caller, {})
-    if method == "tools/list":
-        return list_tools(caller, params)
-    if method == "tools/call":
-        return call_tool(caller, params)
-    if method == "server/discover" and caller.modern:
-        return discover(caller)
-    answer = resources.handle(caller, method, params)
-    if answer is not None:
-        return answer
-    raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+    """Answer one request: look the method up, guard it, read its params, run it."""
+    entry = METHODS.get(method)
+    if entry is None or (entry.modern_only and not caller.modern):
+        raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+    try:
+        return _run(entry, caller, method, params)
+    except ChatmemError as error:
+        if not entry.refusal_is_error:
+            raise
+        raise RpcError(SERVER_ERROR, error.message, error.to_dict()) from None
+
+
+def _run(
+    entry: Method[P], caller: Caller, method: str, params: Mapping[str, Any]
+) -> dict[str, Any]:
+    if entry.guard is not None:
+        entry.guard(caller)
+    return entry.handler(caller, entry.params(method, params))

@@ -273,12 +273,8 @@ def _valid_id(value: Any) -> bool:
 
 def _handshake(who: Bearer, request_id: Any, method: str, params: dict[str, Any]) -> Response:
     mem = current_memory()
-    if method == "initialize":
-        result = protocol.initialize(mem, params)
-        started = mem.start_session(who.user, "mcp")
-        headers = {"Mcp-Session-Id": started} if started else {}
-        return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200, headers)
-    session_id = header("Mcp-Session-Id") or None
+    # `initialize` starts a session, so it ignores any it is sent.
+    session_id = None if method == "initialize" else header("Mcp-Session-Id") or None
     if session_id:
         try:
             mcp_sessions.resolve(mem, who.user, session_id)
@@ -296,7 +292,11 @@ def _handshake(who: Bearer, request_id: Any, method: str, params: dict[str, Any]
         result = protocol.handle(caller, method, params)
     except RpcError as error:
         return rpc_error(request_id, error, error.status or 200)
-    return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200)
+    headers = {}
+    if method == "initialize":
+        started = mem.start_session(who.user, "mcp")
+        headers = {"Mcp-Session-Id": started} if started else {}
+    return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200, headers)
 
 
 def _modern(

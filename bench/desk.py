@@ -20,7 +20,7 @@ from common import arguments, compare, engine_name, line, migrated_app, ms
 from screening import sentence
 from sqlalchemy import insert
 
-from chatmem.blueprints.screen import desk_view
+from chatmem.http.screen import desk_view
 from chatmem.memory import settings
 from chatmem.memory.guidance import text_key
 from chatmem.memory.models import Guidance

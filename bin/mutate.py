@@ -104,7 +104,7 @@ TARGETS = {
     ),
     # What the MCP endpoint and the REST routes share: the bearer check, body and session key.
     "bearer": Target(
-        "chatmem/blueprints/bearer.py", ("tests/test_rest_api.py", "tests/test_token_auth.py")
+        "chatmem/http/bearer.py", ("tests/test_rest_api.py", "tests/test_token_auth.py")
     ),
 }
 

@@ -47,8 +47,8 @@ class ChatMemory(MemoryCore):
         _ratelimit.init_app(app)
         _host_logging.install()  # chatmem's records reach the handlers on app.logger
         app.extensions["chatmem"] = self._new_state(settings)
-        from .blueprints import register_blueprints
         from .cli import chatmem_cli
+        from .http import register_blueprints
 
         register_blueprints(app)
         # For the host's layout: <script nonce="{{ csp_nonce() }}"> (see csp.py).

@@ -29,7 +29,7 @@ from werkzeug.datastructures import MultiDict
 
 from chatmem import ApprovalRequired, ChatmemError
 from chatmem.auth import tokens
-from chatmem.blueprints.screen.routes import ACTIONS
+from chatmem.http.screen.actions import ACTIONS
 from chatmem.memory import guidance
 from chatmem.memory.held import DECISIONS
 from chatmem.memory.models import Base as ChatmemBase

@@ -44,9 +44,9 @@ from chatmem import (
 from chatmem.auth import tokens
 from chatmem.auth.admission import admit, admit_signed_in
 from chatmem.auth.ratelimit import store_unreachable
-from chatmem.blueprints.http_errors import http_error as json_error
-from chatmem.blueprints.http_errors import outage_page, server_failure
 from chatmem.errors import headers_for
+from chatmem.http.errors import http_error as json_error
+from chatmem.http.errors import outage_page, server_failure
 from chatmem.inputs import form_boolean, parse_json
 from chatmem.memory.models import ApiToken
 from chatmem.permissions import user_id_of

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..memory import sessions
-from ..permissions import user_id_of
+from ...memory import sessions
+from ...permissions import user_id_of
 
 if TYPE_CHECKING:
-    from .core import MemoryCore
+    from ...core import MemoryCore
 
 
 class SessionGone(Exception):

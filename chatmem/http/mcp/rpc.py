@@ -1,9 +1,9 @@
-"""The JSON-RPC vocabulary both MCP modules share: protocol versions, error
+"""The JSON-RPC vocabulary the MCP modules share: protocol versions, error
 codes, the error itself, and one request's caller.
 
-Kept apart so that `mcp_protocol` (tools, the handshake) and
-`mcp_resources` (resources, prompts) both build on it without importing
-each other.
+Kept apart so that `protocol` (the method table, tools, the handshake),
+`params` and `resources` (resources, prompts) all build on it without
+importing each other.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .core import MemoryCore
+    from ...core import MemoryCore
 
 HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
 MODERN_VERSIONS = ("2026-07-28",)

@@ -18,7 +18,7 @@ from ...core import current_memory
 from ...memory import costs, staleness
 from ...memory.models import iso, utcnow
 from .access import admin_only, wants_json
-from .routes import bp
+from .blueprint import bp
 from .view import helpers
 
 SHOWN = 100

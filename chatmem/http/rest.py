@@ -17,7 +17,7 @@ from ..core import current_memory
 from ..errors import ChatmemError, InvalidParams
 from ..tools import Tool
 from .bearer import bearer, exempt_from_csrf, read_body, session_key
-from .http_errors import http_error, method_not_allowed, server_failure
+from .errors import http_error, method_not_allowed, server_failure
 from .openapi import openapi_document
 
 api = Blueprint("chatmem_api", __name__)

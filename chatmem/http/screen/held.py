@@ -18,7 +18,8 @@ from ...core import current_memory
 from ...errors import ChatmemError, InvalidParams, NotFound
 from ...memory import held
 from .access import admin_only, error_response, flash_back, wants_json
-from .routes import ID_MAX, _actor_id, _failed, _fields, bp
+from .blueprint import ID_MAX, actor_id, bp
+from .forms import failed, read_fields
 from .view import helpers, visible
 
 
@@ -28,20 +29,20 @@ def decide(request_id: int, decision: str) -> ResponseReturnValue:
     """Allow once or Deny a call an `ask` guardrail held; a second decision is a 409."""
     if decision not in held.DECISIONS:
         return error_response(NotFound(f"Unknown decision {decision!r}: allow or deny."))
-    fields = _fields()
+    fields = read_fields()
     try:
         note = _note(fields.get("note"))
         call = held.decide(
             current_memory().db,
             request_id,
             decision,
-            actor_id=_actor_id(),
-            actor_name=helpers()["user_name"](_actor_id()),
+            actor_id=actor_id(),
+            actor_name=helpers()["user_name"](actor_id()),
             note=note,
             grant_minutes=current_memory().config("CHATMEM_ASK_GRANT_MINUTES"),
         )
     except ChatmemError as error:
-        return _failed(error, "waiting")
+        return failed(error, "waiting")
     if call.state == "allowed":
         message = (
             f"Allowed request #{call.id} once: {call.user_name} may make this call "

@@ -20,21 +20,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ChatmemError, Forbidden, MemoryDisabled
+from ...errors import Forbidden, MemoryDisabled
 from . import rpc
+from .params import START_TASK
 
 if TYPE_CHECKING:
+    from .params import PageParams, PromptParams, ReadParams
     from .rpc import Caller
 
 BLOCK_URI = "chatmem://memory/block"
 GUIDANCE_TEMPLATE = "chatmem://guidance/{id}"
 _GUIDANCE_URI = re.compile(r"chatmem://guidance/([1-9][0-9]{0,17})")
 RESOURCE_NOT_FOUND = -32002  # MCP's code for a resource that does not exist
-START_TASK = "start-task"
-TASK_MAX = 2000
 
 BLOCK_RESOURCE = {
     "uri": BLOCK_URI,
@@ -59,30 +58,20 @@ START_TASK_PROMPT = {
 }
 
 
-def handle(caller: Caller, method: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The answer to a resources/prompts method, or None when `method` is not one."""
-    answers = {
-        "resources/list": lambda: _listed(caller, "resources", [BLOCK_RESOURCE]),
-        "resources/templates/list": lambda: _listed(
-            caller, "resourceTemplates", [GUIDANCE_RESOURCE_TEMPLATE]
-        ),
-        "resources/read": lambda: _read(caller, params),
-        "prompts/list": lambda: _listed(caller, "prompts", [START_TASK_PROMPT]),
-        "prompts/get": lambda: _prompt(caller, params),
-    }
-    if method not in answers:
-        return None
-    if params.get("cursor") is not None and method.endswith("/list"):
-        raise rpc.RpcError(rpc.INVALID_PARAMS, f"Invalid cursor: {method} has a single page.")
-    try:
-        if method in ("resources/read", "prompts/get"):
-            _may_read(caller)  # the lists are the same for everyone and say nothing
-        return answers[method]()
-    except ChatmemError as error:
-        raise rpc.RpcError(rpc.SERVER_ERROR, error.message, error.to_dict()) from None
+def list_resources(caller: Caller, params: PageParams) -> dict[str, Any]:
+    return rpc.uncached(caller, {"resources": [BLOCK_RESOURCE]})
 
 
-def _may_read(caller: Caller) -> None:
+def list_templates(caller: Caller, params: PageParams) -> dict[str, Any]:
+    return rpc.uncached(caller, {"resourceTemplates": [GUIDANCE_RESOURCE_TEMPLATE]})
+
+
+def list_prompts(caller: Caller, params: PageParams) -> dict[str, Any]:
+    return rpc.uncached(caller, {"prompts": [START_TASK_PROMPT]})
+
+
+def may_read(caller: Caller) -> None:
+    """Reading needs recall's capability and Memory on (the lists say nothing, so need neither)."""
     memory = caller.memory
     recall = memory.registry.find("recall", memory.server_name)
     if recall is None or not memory.can(caller.user, recall.capability):
@@ -94,14 +83,8 @@ def _may_read(caller: Caller) -> None:
         raise MemoryDisabled("Project memory is switched off on this site.")
 
 
-def _listed(caller: Caller, key: str, items: list[dict[str, Any]]) -> dict[str, Any]:
-    return rpc.uncached(caller, {key: items})
-
-
-def _read(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
-    uri = params.get("uri")
-    if not isinstance(uri, str) or not uri:
-        raise rpc.RpcError(rpc.INVALID_PARAMS, "params.uri must be a resource URI.")
+def read(caller: Caller, params: ReadParams) -> dict[str, Any]:
+    uri = params.uri
     memory = caller.memory
     if uri == BLOCK_URI:
         contents = {"uri": uri, "mimeType": "text/markdown", "text": memory.system_context()}
@@ -124,15 +107,7 @@ def _approved_entry(caller: Caller, uri: str) -> dict[str, Any] | None:
     return next((entry for entry in approved.items if entry["id"] == wanted), None)
 
 
-def _prompt(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
-    if params.get("name") != START_TASK:
-        raise rpc.RpcError(rpc.INVALID_PARAMS, f"Unknown prompt: {str(params.get('name'))[:100]}")
-    arguments = params.get("arguments") or {}
-    task = arguments.get("task", "") if isinstance(arguments, dict) else None
-    if not isinstance(task, str) or len(task) > TASK_MAX:
-        raise rpc.RpcError(
-            rpc.INVALID_PARAMS, f"arguments.task must be text of at most {TASK_MAX} characters."
-        )
+def get_prompt(caller: Caller, params: PromptParams) -> dict[str, Any]:
     block = caller.memory.system_context() or "(No approved project memory yet.)"
     lines = [
         block,
@@ -141,8 +116,8 @@ def _prompt(caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
         "and follow what it returns. Propose durable lessons with `remember`; a person "
         "approves them.",
     ]
-    if task.strip():
-        lines += ["", f"Task: {task.strip()}"]
+    if params.task.strip():
+        lines += ["", f"Task: {params.task.strip()}"]
     message = {"role": "user", "content": {"type": "text", "text": "\n".join(lines)}}
     return rpc.complete(
         caller, {"description": START_TASK_PROMPT["description"], "messages": [message]}

@@ -6,9 +6,9 @@ the stateless path with its `_meta` envelope and header checks; everything
 else is the `initialize` handshake era with `Mcp-Session-Id`. Every tool call
 goes through `memory.call_tool(..., channel="mcp")`.
 
-Checked before anything is parsed, in this order: the Host header (421), the
-Origin header (403), GET (405), the bearer token (401, never a cookie), the
-per-token rate limit (429), the body size (413).
+Checked before anything is parsed, in this order: the Host header (421) and
+the Origin header (403), both in `security.py`; GET (405); the bearer token
+(401, never a cookie); the per-token rate limit (429); the body size (413).
 """
 
 from __future__ import annotations
@@ -18,25 +18,22 @@ import binascii
 import json
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, request
 
-from .. import inputs
-from ..auth.tokens import Bearer
-from ..blueprints.bearer import bearer, exempt_from_csrf, read_body
-from ..blueprints.http_errors import add_error_headers, method_not_allowed, server_failure
-from ..core import current_memory
-from ..errors import ChatmemError
-from ..inputs import NotJson
-from . import protocol, rpc
+from ... import inputs
+from ...auth.tokens import Bearer
+from ...core import current_memory
+from ...errors import ChatmemError
+from ...inputs import NotJson
+from ..bearer import bearer, exempt_from_csrf, read_body
+from ..errors import add_error_headers, method_not_allowed, server_failure
+from . import protocol, rpc, security
 from . import sessions as mcp_sessions
 from .rpc import RpcError
 
 mcp = Blueprint("chatmem_mcp", __name__)
 mcp.record_once(lambda state: exempt_from_csrf(state.app, mcp))
-
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
 
 def _json(body: Any, status: int, headers: Mapping[str, str] | None = None) -> Response:
@@ -55,84 +52,14 @@ def refusal(error: ChatmemError) -> Response:
     return add_error_headers(response, error)
 
 
-# -- Host and Origin (DNS rebinding) -------------------------------------------
-
-
-def _split_host(host: str) -> tuple[str, str]:
-    host = host.strip().lower()
-    if host.startswith("["):
-        name, _, rest = host.partition("]")
-        return name + "]", rest[1:] if rest.startswith(":") else ""
-    name, _, port = host.partition(":")
-    return name, port
-
-
-def allowed_hosts() -> list[str]:
-    configured = current_memory().config("CHATMEM_MCP_ALLOWED_HOSTS")
-    if configured is None:
-        from flask import current_app
-
-        server_name = current_app.config.get("SERVER_NAME")
-        return [*LOCAL_HOSTS, *([server_name] if server_name else [])]
-    if isinstance(configured, str):
-        configured = configured.split(",")
-    return [str(h).strip() for h in configured if str(h).strip()]
-
-
-def host_allowed(host: str, patterns: list[str]) -> bool:
-    """`*` allows all; `name` or `name:*` any port of that host; `name:port` exactly."""
-    name, port = _split_host(host)
-    for pattern in patterns:
-        if pattern == "*":
-            return True
-        want_name, want_port = _split_host(pattern)
-        if want_name == name and want_port in ("", "*", port):
-            return True
-    return False
-
-
-def origin_allowed(origin: str, host: str) -> bool:
-    """Same host as the request, or listed in CHATMEM_MCP_ALLOWED_ORIGINS."""
-    origin = origin.strip().rstrip("/").lower()
-    parts = urlsplit(origin)
-    if parts.scheme in ("http", "https") and parts.netloc and parts.netloc == host.lower():
-        return True
-    extra = current_memory().config("CHATMEM_MCP_ALLOWED_ORIGINS") or ()
-    if isinstance(extra, str):
-        extra = extra.split(",")
-    return origin in {str(o).strip().rstrip("/").lower() for o in extra}
-
-
-def check_transport() -> Response | None:
-    host = request.headers.get("Host", "")
-    if not host_allowed(host, allowed_hosts()):
-        return refusal(
-            ChatmemError(
-                f"Host {host!r} is not allowed; see CHATMEM_MCP_ALLOWED_HOSTS.",
-                code="forbidden",
-                status=421,
-            )
-        )
-    origin = request.headers.get("Origin")
-    if origin is not None and not origin_allowed(origin, host):
-        return refusal(
-            ChatmemError(
-                f"Origin {origin!r} may not call this endpoint; see CHATMEM_MCP_ALLOWED_ORIGINS.",
-                code="forbidden",
-                status=403,
-            )
-        )
-    return None
-
-
 # -- the route ------------------------------------------------------------------
 
 
 @mcp.route("", methods=["GET", "POST", "DELETE"])
 def endpoint() -> Response:
-    refused = check_transport()
+    refused = security.refused_request()
     if refused is not None:
-        return refused
+        return refusal(refused)
     if request.method == "GET":
         # No server-to-client stream: 405 is the answer clients expect (not 404 or 200).
         return refusal(method_not_allowed(["POST", "DELETE"]))
@@ -273,12 +200,8 @@ def _valid_id(value: Any) -> bool:
 
 def _handshake(who: Bearer, request_id: Any, method: str, params: dict[str, Any]) -> Response:
     mem = current_memory()
-    if method == "initialize":
-        result = protocol.initialize(mem, params)
-        started = mem.start_session(who.user, "mcp")
-        headers = {"Mcp-Session-Id": started} if started else {}
-        return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200, headers)
-    session_id = header("Mcp-Session-Id") or None
+    # `initialize` starts a session, so it ignores any it is sent.
+    session_id = None if method == "initialize" else header("Mcp-Session-Id") or None
     if session_id:
         try:
             mcp_sessions.resolve(mem, who.user, session_id)
@@ -296,7 +219,11 @@ def _handshake(who: Bearer, request_id: Any, method: str, params: dict[str, Any]
         result = protocol.handle(caller, method, params)
     except RpcError as error:
         return rpc_error(request_id, error, error.status or 200)
-    return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200)
+    headers = {}
+    if method == "initialize":
+        started = mem.start_session(who.user, "mcp")
+        headers = {"Mcp-Session-Id": started} if started else {}
+    return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200, headers)
 
 
 def _modern(

@@ -23,18 +23,12 @@ from flask.typing import ResponseReturnValue
 from ... import inputs
 from ...core import current_memory
 from ...errors import ChatmemError, InvalidParams
-from ...memory import desk, filters, guidance
+from ...memory import curation, desk, filters, guidance
 from .access import admin_only, wants_json
+from .actions import screen
+from .blueprint import ID_MAX, actor_id, bp
 from .desk_view import BULK_TABS
-from .routes import (
-    ID_MAX,
-    _actor_id,
-    _failed,
-    _screened,
-    _version,
-    bp,
-    entry_json,
-)
+from .forms import entry_json, failed, read_version
 from .view import visible
 
 # Which bulk actions each tab offers (the domain refuses any other status).
@@ -55,28 +49,29 @@ def replace(entry_id: int, old_id: int) -> ResponseReturnValue:
     """Approve proposal `entry_id` and move active entry `old_id` to the trash, as one."""
     form = request.form
     try:
-        version = _version({"version": form.get("version")}, required=True)
-        old_version = _version({"version": form.get("old_version")}, required=True)
+        version = read_version({"version": form.get("version")}, required=True)
+        old_version = read_version({"version": form.get("old_version")}, required=True)
         assert version is not None and old_version is not None
         # Flags about the entry being replaced (a near duplicate of it, say) are its point.
-        despite = _screened(
+        despite = curation.screened(
             guidance.get(current_memory().db, entry_id),
             {},
             version,
             anyway=inputs.form_boolean(form, "anyway"),
+            screen=screen,
             besides=old_id,
         )
         entry, old = desk.replace(
             current_memory().db,
             entry_id,
             old_id,
-            actor_id=_actor_id(),
+            actor_id=actor_id(),
             expected_version=version,
             old_version=old_version,
             despite=despite,
         )
     except ChatmemError as error:
-        return _failed(error, "pending")
+        return failed(error, "pending")
     message = visible(f"Approved “{entry.title}”; it replaces #{old.id}, now in the trash.")
     if wants_json():
         replaced = entry_json(old)
@@ -102,9 +97,9 @@ def desk_bulk() -> ResponseReturnValue:
                 details={"field": "action"},
             )
         versions = _versions(form.getlist("id"), form)
-        done = desk.bulk(current_memory().db, action, versions, actor_id=_actor_id())
+        done = desk.bulk(current_memory().db, action, versions, actor_id=actor_id())
     except ChatmemError as error:
-        return _failed(error, tab)
+        return failed(error, tab)
     noun = "entry" if len(done) == 1 else "entries"
     message = f"{BULK_WORDS[action]} {len(done)} {noun}."
     if wants_json():
@@ -120,7 +115,7 @@ def _versions(raw_ids: list[str], form: Any) -> dict[int, int]:
     ids = dict.fromkeys(inputs.whole_number(r, field="id") for r in raw_ids)
     versions: dict[int, int] = {}
     for entry_id in ids:
-        version = _version({"version": form.get(f"version-{entry_id}")}, required=True)
+        version = read_version({"version": form.get(f"version-{entry_id}")}, required=True)
         assert version is not None
         versions[entry_id] = version
     return versions

@@ -31,7 +31,7 @@ from wtforms import ValidationError
 
 from ...core import current_memory
 from ...errors import ChatmemError, Forbidden, Unauthorized, headers_for
-from ..http_errors import http_error
+from ..errors import http_error
 
 CAPABILITY = "manage_options"
 F = TypeVar("F", bound=Callable[..., ResponseReturnValue])

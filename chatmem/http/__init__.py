@@ -12,8 +12,8 @@ def register_blueprints(app: Flask) -> None:
     prefix = str(app.config["CHATMEM_URL_PREFIX"]).rstrip("/")
     for blueprint, path in _mounts():
         app.register_blueprint(blueprint, url_prefix=prefix + path)
-    from ..mcp.transport import refusal
-    from .http_errors import answer_routing_errors, http_error
+    from .errors import answer_routing_errors, http_error
+    from .mcp.transport import refusal
     from .screen.access import wants_json
 
     def screen(error: ChatmemError) -> Response | None:
@@ -27,8 +27,8 @@ def register_blueprints(app: Flask) -> None:
 
 def _mounts() -> list[tuple[Blueprint, str]]:
     """(blueprint, path under the prefix): each HTTP surface adds itself here."""
-    from ..mcp.transport import mcp
-    from .api import api
+    from .mcp.transport import mcp
+    from .rest import api
     from .screen import bp as memory_screen
 
     return [(api, "/api"), (mcp, "/mcp"), (memory_screen, "/memory")]

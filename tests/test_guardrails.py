@@ -108,6 +108,27 @@ def test_tool_targets_in_every_form(
     assert ledger(db) == [("create-user", "blocked")] * 2 + [("update-post", "ok")]
 
 
+@pytest.mark.parametrize("target", ["tool:updatepost", "UpdatePost", "tool:UPDATEPOST"])
+def test_a_tool_registered_with_capitals_is_refused_by_its_name_in_any_case(
+    memory: Any, db: Any, admin: Any, editor: Any, target: str
+) -> None:
+    """Targets are case-insensitive (`CREATE-USER` above), and so is the tool they name:
+    a host tool registered as `UpdatePost` is refused by `tool:updatepost`."""
+
+    @memory.tool(
+        name="UpdatePost",
+        description="Rename a post.",
+        input_schema={"type": "object", "properties": {"title": {"type": "string"}}},
+    )
+    def update_post_camel(title: str = "") -> dict[str, Any]:
+        return {"title": title}
+
+    rule = guard(db, admin, target)
+    assert refused_by(memory, editor, "UpdatePost", {"title": "x"}) == rule.id
+    assert refused_by(memory, editor, "chatmem/UpdatePost", {"title": "x"}) == rule.id
+    assert ledger(db) == [("UpdatePost", "blocked")] * 2
+
+
 def test_id_key_and_other_posts(memory: Any, db: Any, ctx: Any, admin: Any, editor: Any) -> None:
     rule = guard(db, admin, "id:42")
     assert refused_by(memory, editor, "update-post", {"post_id": "42", "title": "x"}) == rule.id

@@ -275,3 +275,11 @@ def test_a_private_key_cut_off_before_its_end_line_is_redacted_to_the_end() -> N
         "[redacted:private_key]",
         ["private_key"],
     )
+
+
+def test_a_secret_in_text_that_holds_every_gate_is_found() -> None:
+    """The gate lets text through to the shapes when it holds any one of its strings,
+    and so certainly when it holds all of them."""
+    text = " ".join(redaction._GATES) + f" token {GITHUB}"
+    assert "[redacted:github_token]" in redaction.redact(text)
+    assert GITHUB not in redaction.redact(text)

@@ -241,6 +241,9 @@ HAND_MADE = [
     HandMutant("redaction", r'r"A[KS]IA[A-Z0-9]{16}(?![A-Z0-9])"', r'r"A[KS]IA[A-Z0-9]{16}"'),
     HandMutant("redaction", r'r"cm_[A-Za-z0-9_-]{20,}"', r'r"cm_[A-Za-z0-9]{20,}"'),
     HandMutant("redaction", '"IA", "AIza"', '"AIza"'),
+    # A link's password only after https:// (not http://, redis://, postgres://, ...).
+    HandMutant("redaction", r'r"://(?P<secret>[^\s/?#@:', r'r"https://(?P<secret>[^\s/?#@:'),
+    HandMutant("redaction", r'("url_credentials", ("://",)', r'("url_credentials", ("https://",)'),
     HandMutant("redaction", '"earer", "EARER"', '"EARER"'),
     HandMutant("redaction", '    "cookie": "token",\n', ""),
     HandMutant("redaction", '    "passphrase": "password",\n', ""),

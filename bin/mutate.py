@@ -151,7 +151,6 @@ TARGETS = {
             "tests/test_guardrails.py",
             "tests/test_target_labels.py",
             "tests/test_block.py",
-            "tests/test_multiworker.py",
         ),
     ),
     # Held calls of `ask` guardrails: holding, deciding, the grant that lets one run.
@@ -226,7 +225,8 @@ HAND_MADE = [
     HandMutant("block", 'SEPARATOR = "; "', 'SEPARATOR = ";  "'),
     HandMutant("ledger", 'SKIPPED_IN_DIGEST = ("save-session-summary",)', "SKIPPED_IN_DIGEST = ()"),
     HandMutant("text", "_LISTED_MAX = 10", "_LISTED_MAX = 9"),
-    HandMutant("text", "(0x200B, 0x200F),", "(0x200C, 0x200F),"),
+    HandMutant("text", "(0x200B, 0x200B),", "(0x200C, 0x200C),"),
+    HandMutant("text", "(0x200E, 0x200F),", "(0x200F, 0x200F),"),
     HandMutant("text", "(0xE0000, 0xE0FFF),", "(0xE0000, 0xE007F),"),
     HandMutant("text", "for p in range(1, 15))", "for p in range(1, 14))"),
     HandMutant("text", r'r"[\x00-\x08\x0b-\x1f\x7f]"', r'r"[\x00-\x08\x0b-\x1e\x7f]"'),
@@ -248,7 +248,9 @@ HAND_MADE = [
     HandMutant("redaction", '    "cookie": "token",\n', ""),
     HandMutant("redaction", '    "passphrase": "password",\n', ""),
     HandMutant("redaction", '"b64", "base64", "raw", "hash"', '"b64", "base64", "raw"'),
-    HandMutant("redaction", '_PLACEHOLDERS = {"", "null",', '_PLACEHOLDERS = {"",'),
+    HandMutant(
+        "redaction", '_PLACEHOLDERS: set[str] = {"", "null",', '_PLACEHOLDERS: set[str] = {"",'
+    ),
     HandMutant("redaction", "_PROSE_WORD_MAX = 20", "_PROSE_WORD_MAX = 21"),
     HandMutant("redaction", "_MAX_DEPTH = 6", "_MAX_DEPTH = 5"),
     HandMutant("redaction", "_MAX_ITEMS = 50", "_MAX_ITEMS = 51"),
@@ -436,7 +438,7 @@ def _valid(variant: str, original: str) -> bool:
 
 def regex_literal(value: str) -> str:
     """The Python literal of a regex: raw when it can be."""
-    if '"' not in value and "\n" not in value and not value.endswith("\\"):
+    if value.isprintable() and '"' not in value and not value.endswith("\\"):
         return f'r"{value}"'
     return repr(value)
 
@@ -453,6 +455,7 @@ def regex_mutants(name: str, path: str) -> list[HandMutant]:
         for variant in regex_variants(node.value):
             if variant not in seen and _valid(variant, node.value):
                 seen.add(variant)
+                compile(source.replace(segment, regex_literal(variant)), path, "exec")
                 shown = changed(node.value, variant)
                 made.append(
                     HandMutant(name, segment, regex_literal(variant), "module regex", shown)

@@ -346,6 +346,23 @@ def test_a_resolver_outage_refuses_the_call_naming_no_guardrail(
     assert title_of(db, ctx, 7) == "Hello"
 
 
+def test_a_resolver_outage_is_logged_naming_the_refused_tool_with_its_error(
+    memory: Any, db: Any, admin: Any, editor: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    guard(db, admin, "post_type:page")
+
+    def broken(post_id: Any) -> str | None:
+        raise RuntimeError("the posts database is down")
+
+    memory.post_type_resolver(broken)
+    with caplog.at_level("ERROR", logger="chatmem"):
+        refusal(memory, editor, "update-post", {"post_id": 7, "title": "x"})
+    [record] = [r for r in caplog.records if "resolver" in r.getMessage()]
+    assert record.getMessage() == "post type resolver failed; refusing update-post"
+    assert record.exc_info is not None
+    assert "the posts database is down" in caplog.text
+
+
 def test_the_resolver_gets_numeric_ids_as_integers(
     memory: Any, db: Any, admin: Any, editor: Any
 ) -> None:

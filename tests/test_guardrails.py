@@ -355,8 +355,11 @@ def test_a_resolver_outage_is_logged_naming_the_refused_tool_with_its_error(
         raise RuntimeError("the posts database is down")
 
     memory.post_type_resolver(broken)
-    with caplog.at_level("ERROR", logger="chatmem"):
-        refusal(memory, editor, "update-post", {"post_id": 7, "title": "x"})
+    with caplog.at_level("ERROR", logger="chatmem"), pytest.raises(BlockedByMemory) as refused:
+        memory.call_tool("update-post", {"post_id": 7, "title": "x"}, user=editor)
+    assert refused.value.message == (
+        "update-post was refused: the post type could not be checked against the site's guardrails."
+    )
     [record] = [r for r in caplog.records if "resolver" in r.getMessage()]
     assert record.getMessage() == "post type resolver failed; refusing update-post"
     assert record.exc_info is not None

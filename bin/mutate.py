@@ -3,22 +3,32 @@
 For each target module, mutmut (configured under `[tool.mutmut]` in pyproject.toml)
 mutates the module's functions in a scratch copy of the project and runs the
 target's focused tests against every mutant. mutmut leaves module-level
-constants and regexes alone, so a small table of hand-made mutants (one
-snippet replaced by another) is run against the same focused tests.
+constants and regexes alone, so three more kinds of mutant run against the same
+focused tests, each a change of the module's text: a small table of hand-made
+mutants (one snippet replaced by another); every module-level regex changed by a
+few regex operators (a count bound moved, an optional part made required, a
+class item, an alternative or a lookaround dropped, an anchor dropped); and for
+redaction, each secret shape dropped, and each of its anchors dropped.
 
 A mutant the tests do not kill must be listed in tests/MUTANTS.md with the
 reason it is equivalent. The command fails when a survivor is not listed, or
-(full run) when a target scores under 90%.
+when a target scores under 90%.
 
-`--quick` runs a fixed, seeded sample for CI: a few of mutmut's mutants and
-hand-made ones per target, switched on one at a time in mutmut's trampolined
-module by MUTANT_UNDER_TEST, without mutmut's coverage pass and clean run
-(which alone cost two runs of the focused tests).
+`--quick` runs a sample for CI: a few of mutmut's mutants and of the others per
+target, drawn from a seed it prints (a new one each run; `--seed N` replays a
+run), mutmut's switched on one at a time in its trampolined module by
+MUTANT_UNDER_TEST, without mutmut's coverage pass and clean run (which alone
+cost two runs of the focused tests). The sample is held to the same 90%.
+
+`--postgres URL` (or CHATMEM_MUTATE_DATABASE_URL) runs the focused tests on
+PostgreSQL: each runner gets its own database on that server, named after the
+URL's with `_mutate0`/`_mutate1` added, and mutmut runs one mutant at a time.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import random
@@ -38,7 +48,6 @@ from queue import Queue
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".mutate"
 PASS_MARK = 0.90
-QUICK_SEED = 16
 QUICK_MUTMUT = 8  # mutmut mutants per target in --quick
 QUICK_HAND = 2  # hand-made mutants per target in --quick
 RUN_TIMEOUT = 300  # seconds; a mutant that hangs its tests this long counts as killed
@@ -64,14 +73,38 @@ DISPATCH_TESTS = (
     "tests/test_guardrails.py",
     "tests/test_module_switch.py",
 )
+TOKEN_TESTS = (
+    "tests/test_tokens.py",
+    "tests/test_token_binding.py",
+    "tests/test_token_auth.py",
+    "tests/test_token_lists.py",
+    # Making, listing and revoking in the browser: the Connect page, the tokens tab.
+    "tests/test_connect_tokens.py",
+    "tests/test_memory_screen_tokens.py",
+)
+#: The ask severity: holding, deciding, granting, on every channel and under races.
+ASK_TESTS = (
+    "tests/test_ask_severity.py",
+    "tests/test_ask_channels.py",
+    "tests/test_ask_race.py",
+)
 
-#: The one mapping of target -> module and focused tests.
+GUARDRAIL_TESTS = ("tests/test_guardrails.py", "tests/test_target_labels.py")
+REDACTION_TESTS = ("tests/test_text.py", "tests/test_redaction.py")
+
+#: The one mapping of target -> module and focused tests. Modules move: the paths
+#: are here only (the hand-made mutants and tests/MUTANTS.md name the target or
+#: the module's path, and `resolve` accepts either).
 TARGETS = {
     # The one path: lookup, switch, authorize, session, guard, run, ledger.
     "dispatch": Target("chatmem/dispatch.py", DISPATCH_TESTS),
     # Tools as data, the registry, canonical arguments, validation, the text rules, messages.
     "tools": Target("chatmem/tools.py", DISPATCH_TESTS),
-    "guardrails": Target("chatmem/memory/guardrails.py", ("tests/test_guardrails.py",)),
+    # The guardrails package: parsing a target, the one matcher, the compiled index.
+    # Label targets are matched there too: their tests are the labels hook's.
+    "guardrail_targets": Target("chatmem/memory/guardrails/targets.py", GUARDRAIL_TESTS),
+    "guardrail_matching": Target("chatmem/memory/guardrails/matching.py", GUARDRAIL_TESTS),
+    "guardrails": Target("chatmem/memory/guardrails/index.py", GUARDRAIL_TESTS),
     "block": Target("chatmem/memory/block.py", ("tests/test_block.py",)),
     # Recording and the digest; the secret rules (redact, redact_text) are scored elsewhere.
     "ledger": Target(
@@ -85,26 +118,70 @@ TARGETS = {
         ),
         ("x_record", "x_entries", "x_digest", "x_describe"),
     ),
-    # The text rules of the trust issue: invisible text, lookalike letters, the field check.
-    "text": Target("chatmem/text.py", ("tests/test_text.py",)),
-    # The one redaction step: secret shapes, key names, structured arguments.
-    "redaction": Target("chatmem/redaction.py", ("tests/test_text.py", "tests/test_redaction.py")),
+    # The text rules of the trust issue: invisible text and lookalike letters; the field check.
+    "text": Target("chatmem/text/invisible.py", ("tests/test_text.py",)),
+    "text_rules": Target("chatmem/text/rules.py", ("tests/test_text.py",)),
+    # The one redaction step (structured arguments, prose), its secret shapes and key names.
+    "redaction": Target("chatmem/text/redaction.py", REDACTION_TESTS),
+    "secret_shapes": Target("chatmem/text/secret_shapes.py", REDACTION_TESTS),
+    "secret_keys": Target("chatmem/text/secret_keys.py", REDACTION_TESTS),
     # Token authentication: hashing, expiry, binding to the user, revocation, the cache.
-    "tokens": Target(
-        "chatmem/auth/tokens.py",
-        (
-            "tests/test_tokens.py",
-            "tests/test_token_binding.py",
-            "tests/test_token_auth.py",
-            "tests/test_token_lists.py",
-            # Making, listing and revoking in the browser: the Connect page, the tokens tab.
-            "tests/test_connect_tokens.py",
-            "tests/test_memory_screen_tokens.py",
-        ),
-    ),
+    "tokens": Target("chatmem/auth/tokens.py", TOKEN_TESTS),
     # What the MCP endpoint and the REST routes share: the bearer check, body and session key.
     "bearer": Target(
         "chatmem/http/bearer.py", ("tests/test_rest_api.py", "tests/test_token_auth.py")
+    ),
+    # Proposals wait for approval; an edit names the version it read (stale edits refused).
+    "guidance": Target(
+        "chatmem/memory/guidance.py",
+        (
+            "tests/test_guidance.py",
+            "tests/test_separation_of_duties.py",
+            "tests/test_entry_history.py",
+            "tests/test_rejection_memory.py",
+        ),
+    ),
+    # What recall returns: published guidance, and a private session's notes only to its owner.
+    "recall": Target(
+        "chatmem/memory/recall.py",
+        (
+            "tests/test_recall_privacy.py",
+            "tests/test_recall_index.py",
+            "tests/test_recall_topic_index.py",
+            "tests/test_recall_page.py",
+        ),
+    ),
+    # The revision cache and the guardrail check that fails closed when a host hook raises.
+    "revision": Target(
+        "chatmem/revision.py",
+        (
+            "tests/test_guardrails.py",
+            "tests/test_target_labels.py",
+            "tests/test_block.py",
+            # The screening index each revision rebuilds from the last one.
+            "tests/test_screening.py",
+        ),
+    ),
+    # Held calls of `ask` guardrails: holding, deciding, the grant that lets one run.
+    "held": Target("chatmem/memory/held.py", ASK_TESTS),
+    # Untrusted input: JSON bodies, sizes, depth, numbers, repeated and yes/no fields.
+    "inputs": Target(
+        "chatmem/inputs.py",
+        (
+            "tests/test_malformed_input.py",
+            "tests/test_boolean_fields.py",
+            "tests/test_json_errors.py",
+            "tests/test_rest_api.py",
+        ),
+    ),
+    # What a JSON Schema error says: the field, and the rule in a few words.
+    "json_schema": Target(
+        "chatmem/json_schema.py",
+        ("tests/test_malformed_input.py", "tests/test_json_errors.py", "tests/test_tools.py"),
+    ),
+    # The one door: the token, then the token's and the user's budgets.
+    "admission": Target(
+        "chatmem/auth/admission.py", ("tests/test_rate_limits.py", "tests/test_token_auth.py")
     ),
 }
 
@@ -114,6 +191,9 @@ class HandMutant:
     target: str
     original: str
     mutated: str
+    function: str = "module constant"
+    #: What the report and tests/MUTANTS.md show (removed, added): default the two texts.
+    shown: tuple[str, str] | None = None
 
 
 #: Module-level constants and regexes, which mutmut does not mutate.
@@ -133,11 +213,11 @@ HAND_MADE = [
     ),
     HandMutant("tools", 'capability: str = "edit_posts"', 'capability: str = "manage_options"'),
     HandMutant("tools", "    memory: bool = False\n", "    memory: bool = True\n"),
-    HandMutant("guardrails", 'ID_KEYS = ("post_id", "id")', 'ID_KEYS = ("post_id",)'),
-    HandMutant("guardrails", 'ID_KEYS = ("post_id", "id")', 'ID_KEYS = ("id",)'),
-    HandMutant("guardrails", 'ID_KEYS = ("post_id", "id")', 'ID_KEYS = ("id", "post_id")'),
-    HandMutant("guardrails", r'r"[+]?\d+"', r'r"\d+"'),
-    HandMutant("guardrails", r'r"[+]?\d+"', r'r"[+]?\d*"'),
+    HandMutant("guardrail_targets", 'ID_KEYS = ("post_id", "id")', 'ID_KEYS = ("post_id",)'),
+    HandMutant("guardrail_targets", 'ID_KEYS = ("post_id", "id")', 'ID_KEYS = ("id",)'),
+    HandMutant("guardrail_targets", 'ID_KEYS = ("post_id", "id")', 'ID_KEYS = ("id", "post_id")'),
+    HandMutant("guardrail_targets", r'r"[+]?\d+"', r'r"\d+"'),
+    HandMutant("guardrail_targets", r'r"[+]?\d+"', r'r"[+]?\d*"'),
     HandMutant("block", "LIMIT = 1500", "LIMIT = 1501"),
     HandMutant("block", "LIMIT = 1500", "LIMIT = 1499"),
     HandMutant("block", 'HEADER = "## Project memory"', 'HEADER = "## Project Memory"'),
@@ -154,7 +234,8 @@ HAND_MADE = [
     HandMutant("block", 'SEPARATOR = "; "', 'SEPARATOR = ";  "'),
     HandMutant("ledger", 'SKIPPED_IN_DIGEST = ("save-session-summary",)', "SKIPPED_IN_DIGEST = ()"),
     HandMutant("text", "_LISTED_MAX = 10", "_LISTED_MAX = 9"),
-    HandMutant("text", "(0x200B, 0x200F),", "(0x200C, 0x200F),"),
+    HandMutant("text", "(0x200B, 0x200B),", "(0x200C, 0x200C),"),
+    HandMutant("text", "(0x200E, 0x200F),", "(0x200F, 0x200F),"),
     HandMutant("text", "(0xE0000, 0xE0FFF),", "(0xE0000, 0xE007F),"),
     HandMutant("text", "for p in range(1, 15))", "for p in range(1, 14))"),
     HandMutant("text", r'r"[\x00-\x08\x0b-\x1f\x7f]"', r'r"[\x00-\x08\x0b-\x1e\x7f]"'),
@@ -163,17 +244,24 @@ HAND_MADE = [
     HandMutant(
         "text", r'_ASCII_LETTER = re.compile(r"[A-Za-z]")', r'_ASCII_LETTER = re.compile(r"[a-z]")'
     ),
-    HandMutant("redaction", '_SHORTEST = len("pwd=x")', '_SHORTEST = len("pwd=xy")'),
-    HandMutant("redaction", r'_START = r"(?<![A-Za-z0-9])"', r'_START = r"(?<![A-Za-z0-9_=])"'),
-    HandMutant("redaction", r'r"sk-ant-[A-Za-z0-9_-]{20,}"', r'r"sk-ant-[A-Za-z0-9_-]{21,}"'),
-    HandMutant("redaction", r'r"A[KS]IA[A-Z0-9]{16}(?![A-Z0-9])"', r'r"A[KS]IA[A-Z0-9]{16}"'),
-    HandMutant("redaction", r'r"cm_[A-Za-z0-9_-]{20,}"', r'r"cm_[A-Za-z0-9]{20,}"'),
-    HandMutant("redaction", '"IA", "AIza"', '"AIza"'),
-    HandMutant("redaction", '"earer", "EARER"', '"EARER"'),
-    HandMutant("redaction", '    "cookie": "token",\n', ""),
-    HandMutant("redaction", '    "passphrase": "password",\n', ""),
-    HandMutant("redaction", '"b64", "base64", "raw", "hash"', '"b64", "base64", "raw"'),
-    HandMutant("redaction", '_PLACEHOLDERS = {"", "null",', '_PLACEHOLDERS = {"",'),
+    HandMutant("secret_shapes", '_SHORTEST = len("pwd=x")', '_SHORTEST = len("pwd=xy")'),
+    HandMutant("secret_shapes", r'_START = r"(?<![A-Za-z0-9])"', r'_START = r"(?<![A-Za-z0-9_=])"'),
+    HandMutant("secret_shapes", r'r"sk-ant-[A-Za-z0-9_-]{20,}"', r'r"sk-ant-[A-Za-z0-9_-]{21,}"'),
+    HandMutant("secret_shapes", r'r"A[KS]IA[A-Z0-9]{16}(?![A-Z0-9])"', r'r"A[KS]IA[A-Z0-9]{16}"'),
+    HandMutant("secret_shapes", r'r"cm_[A-Za-z0-9_-]{20,}"', r'r"cm_[A-Za-z0-9]{20,}"'),
+    HandMutant("secret_shapes", '"IA", "AIza"', '"AIza"'),
+    # A link's password only after https:// (not http://, redis://, postgres://, ...).
+    HandMutant("secret_shapes", r'r"://(?P<secret>[^\s/?#@:', r'r"https://(?P<secret>[^\s/?#@:'),
+    HandMutant(
+        "secret_shapes", r'("url_credentials", ("://",)', r'("url_credentials", ("https://",)'
+    ),
+    HandMutant("secret_shapes", '"earer", "EARER"', '"EARER"'),
+    HandMutant("secret_keys", '    "cookie": "token",\n', ""),
+    HandMutant("secret_keys", '    "passphrase": "password",\n', ""),
+    HandMutant("secret_keys", '"b64", "base64", "raw", "hash"', '"b64", "base64", "raw"'),
+    HandMutant(
+        "redaction", '_PLACEHOLDERS: set[str] = {"", "null",', '_PLACEHOLDERS: set[str] = {"",'
+    ),
     HandMutant("redaction", "_PROSE_WORD_MAX = 20", "_PROSE_WORD_MAX = 21"),
     HandMutant("redaction", "_MAX_DEPTH = 6", "_MAX_DEPTH = 5"),
     HandMutant("redaction", "_MAX_ITEMS = 50", "_MAX_ITEMS = 51"),
@@ -183,6 +271,252 @@ HAND_MADE = [
     HandMutant("tokens", "KNOWN_MAX = 10_000", "KNOWN_MAX = 0"),
     HandMutant("bearer", "SESSION_KEY_MAX = 200", "SESSION_KEY_MAX = 201"),
 ]
+
+
+# -- mutants of module-level regexes and of the redaction shapes ----------------------
+#
+# mutmut mutates functions only. These are made from the module's text: every string
+# literal that module-level code compiles as a regex (`re.compile(...)`, redaction's
+# `_shape(...)`) is changed by a few regex operators, one change per mutant; and each
+# of redaction's shapes is dropped whole and anchor by anchor (one rule family or one
+# prefix at a time; the operators drop its alternatives and class letters).
+
+
+def _regex_literals(source: str) -> list[ast.Constant]:
+    """String literals that module-level code passes to `re.compile` or `_shape` as a pattern."""
+    found: list[ast.Constant] = []
+    for statement in ast.parse(source).body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for node in ast.walk(statement):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "compile" and node.args:
+                pattern = node.args[0]
+            elif isinstance(func, ast.Name) and func.id == "_shape" and len(node.args) > 2:
+                pattern = node.args[2]
+            else:
+                continue
+            found += [
+                n
+                for n in ast.walk(pattern)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value
+            ]
+    return found
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """The index just past the character class that opens at `start`."""
+    j = start + 1
+    if j < len(pattern) and pattern[j] == "^":
+        j += 1
+    if j < len(pattern) and pattern[j] == "]":
+        j += 1
+    while j < len(pattern) and pattern[j] != "]":
+        j += 2 if pattern[j] == "\\" else 1
+    return j + 1
+
+
+def _regex_parts(pattern: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, kind) of what an operator changes: groups, classes, counts, `?`."""
+    stack: list[int] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            end = _class_end(pattern, i)
+            yield i, end, "class"
+            i = end
+            continue
+        if c == "(":
+            stack.append(i)
+        elif c == ")" and stack:
+            yield stack.pop(), i + 1, "group"
+        elif c == "{":
+            count = re.match(r"\{(\d+)(,?)(\d*)\}", pattern[i:])
+            if count:
+                yield i, i + count.end(), "count"
+        elif c == "?" and i and pattern[i - 1] not in "(*+?}":
+            yield i, i + 1, "optional"
+        i += 1
+
+
+def _class_items(body: str) -> list[tuple[int, int]]:
+    """The items of a character class's body: `a`, `a-z`, `\\d`."""
+    items, i = [], 0
+    while i < len(body):
+        start = i
+        i += 2 if body[i] == "\\" else 1
+        if i + 1 < len(body) and body[i] == "-":
+            i += 3 if body[i + 1] == "\\" else 2
+        items.append((start, i))
+    return items
+
+
+def _branches(pattern: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The top-level `|` branches of the group pattern[start:end], as spans of its body."""
+    opening = re.match(r"\((?:\?(?:[:=!]|<[=!]|P<\w+>|[aiLmsux-]+:))?", pattern[start:])
+    assert opening is not None
+    spans, depth, i = [], 0, start + opening.end()
+    begin = i
+    while i < end - 1:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i = _class_end(pattern, i)
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            spans.append((begin, i))
+            begin = i + 1
+        i += 1
+    spans.append((begin, end - 1))
+    return spans if len(spans) > 1 else []
+
+
+def regex_variants(pattern: str) -> Iterator[str]:
+    """Each regex operator's mutant of `pattern` (a whole pattern or a piece of one)."""
+    for start, end, kind in _regex_parts(pattern):
+        part = pattern[start:end]
+        if kind == "count":
+            count = re.fullmatch(r"\{(\d+)(,?)(\d*)\}", part)
+            assert count is not None
+            low, comma, high = count.groups()
+            yield pattern[:start] + f"{{{int(low) + 1}{comma}{high}}}" + pattern[end:]
+            if high and int(high) > int(low):
+                yield pattern[:start] + f"{{{low}{comma}{int(high) - 1}}}" + pattern[end:]
+        elif kind == "optional":
+            yield pattern[:start] + pattern[end:]
+        elif kind == "class":
+            opening = 2 if part.startswith("[^") else 1
+            items = _class_items(part[opening:-1])
+            if len(items) > 1:
+                for a, b in items:
+                    yield pattern[: start + opening + a] + pattern[start + opening + b :]
+        elif kind == "group":
+            if re.match(r"\(\?<?[=!]", part):  # a lookaround: dropped
+                yield pattern[:start] + pattern[end:]
+            for a, b in _branches(pattern, start, end):  # one alternative dropped
+                cut_a, cut_b = (a, b + 1) if pattern[b] == "|" else (a - 1, b)
+                yield pattern[:cut_a] + pattern[cut_b:]
+    if pattern.startswith("^"):
+        yield pattern[1:]
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        yield pattern[:-1]
+    for anchor in (r"\A", r"\Z", r"\b"):
+        at = pattern.find(anchor)
+        if at >= 0:
+            yield pattern[:at] + pattern[at + 2 :]
+
+
+def _balance(pattern: str) -> int:
+    """Unescaped `(` minus `)` outside character classes."""
+    depth, i = 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i = _class_end(pattern, i)
+            continue
+        depth += (c == "(") - (c == ")")
+        i += 1
+    return depth
+
+
+def _valid(variant: str, original: str) -> bool:
+    """A mutant that is still a regex: it compiles when the original piece does."""
+    try:
+        re.compile(original)
+    except re.error:  # a piece of a pattern joined with others
+        return _balance(variant) == _balance(original)
+    try:
+        re.compile(variant)
+    except re.error:
+        return False
+    return True
+
+
+def regex_literal(value: str) -> str:
+    """The Python literal of a regex: raw when it can be."""
+    if value.isprintable() and '"' not in value and not value.endswith("\\"):
+        return f'r"{value}"'
+    return repr(value)
+
+
+def regex_mutants(name: str, path: str) -> list[HandMutant]:
+    """The regex operators' mutants of `path`'s module-level patterns."""
+    source = (ROOT / path).read_text()
+    made: list[HandMutant] = []
+    for node in _regex_literals(source):
+        segment = ast.get_source_segment(source, node)
+        if segment is None or source.count(segment) != 1:
+            continue
+        seen = {node.value}
+        for variant in regex_variants(node.value):
+            if variant not in seen and _valid(variant, node.value):
+                seen.add(variant)
+                compile(source.replace(segment, regex_literal(variant)), path, "exec")
+                shown = changed(node.value, variant)
+                made.append(
+                    HandMutant(name, segment, regex_literal(variant), "module regex", shown)
+                )
+    return made
+
+
+def shape_mutants(name: str, path: str) -> list[HandMutant]:
+    """Each `_shape(...)` of the module dropped, and each of its anchors dropped."""
+    source = (ROOT / path).read_text()
+    made: list[HandMutant] = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        if node.func.id != "_shape" or len(node.args) < 3:
+            continue
+        segment = ast.get_source_segment(source, node)
+        if segment is None or source.count(segment) != 1:
+            continue
+        kind = node.args[0].value if isinstance(node.args[0], ast.Constant) else "?"
+        line = f"{kind} shape at line {node.lineno}"
+        if source.count(segment + ",") == 1:
+            made.append(HandMutant(name, segment + ",", "", "shape dropped", (line, "")))
+        anchors = node.args[1]
+        if isinstance(anchors, ast.Tuple) and len(anchors.elts) > 1:
+            for anchor in anchors.elts:
+                if not (isinstance(anchor, ast.Constant) and isinstance(anchor.value, str)):
+                    continue
+                kept = [ast.get_source_segment(source, a) for a in anchors.elts if a is not anchor]
+                mutated = segment.replace(
+                    ast.get_source_segment(source, anchors) or "", f"({', '.join(kept)},)", 1
+                )
+                shown = (f"{line}: {anchor.value!r}", "")
+                made.append(HandMutant(name, segment, mutated, "shape anchor dropped", shown))
+    return made
+
+
+def changed(before: str, after: str, context: int = 12) -> tuple[str, str]:
+    """The part of `before` that differs from `after`, each side with a little context."""
+    head = 0
+    while head < min(len(before), len(after)) and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(before), len(after)) - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    start = max(0, head - context)
+    return (
+        before[start : len(before) - tail + context],
+        after[start : len(after) - tail + context],
+    )
 
 
 @dataclass
@@ -216,9 +550,32 @@ def scratch_copy(dest: Path, mutmut_settings: str = "") -> None:
     (dest / "pyproject.toml").write_text(pyproject.replace(header, header + mutmut_settings, 1))
 
 
-def pytest_env() -> dict[str, str]:
-    """SQLite (each test its own file, so mutants run side by side), no stale bytecode."""
-    return {**os.environ, "CHATMEM_TEST_DATABASE_URL": "", "PYTHONDONTWRITEBYTECODE": "1"}
+#: `--postgres URL`: the focused tests run on PostgreSQL, one database per runner.
+POSTGRES_URL = ""
+
+
+def pytest_env(slot: int = 0) -> dict[str, str]:
+    """SQLite (each test its own file, so mutants run side by side), or with `--postgres`
+    runner `slot`'s own database (the tests reset its tables); no stale bytecode."""
+    database = slot_database(slot) if POSTGRES_URL else ""
+    return {**os.environ, "CHATMEM_TEST_DATABASE_URL": database, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def slot_database(slot: int) -> str:
+    """`<database>_mutate<slot>` on the `--postgres` server, made on first use."""
+    from sqlalchemy import create_engine, make_url, text
+
+    url = make_url(POSTGRES_URL)
+    name = f"{url.database}_mutate{slot}"
+    engine = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        known = connection.execute(
+            text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": name}
+        ).first()
+        if known is None:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
+    engine.dispose()
+    return url.set(database=name).render_as_string(hide_password=False)
 
 
 def toml_list(values: tuple[str, ...] | list[str]) -> str:
@@ -267,7 +624,8 @@ def run_mutmut(name: str, target: Target) -> list[Outcome]:
     mutmut = Path(sys.executable).with_name("mutmut")
     with log.open("wb") as out:
         done = subprocess.run(
-            [str(mutmut), "run", *patterns],
+            # One child at a time on PostgreSQL: mutmut's children would share the database.
+            [str(mutmut), "run", *(["--max-children", "1"] if POSTGRES_URL else []), *patterns],
             cwd=work,
             env=pytest_env(),
             stdout=out,
@@ -342,7 +700,7 @@ def copies(name: str) -> list[Path]:
         imported = subprocess.run(
             [sys.executable, "-c", "import chatmem; print(chatmem.__file__)"],
             cwd=copy,
-            env=pytest_env(),
+            env=pytest_env(slot),
             capture_output=True,
             text=True,
             check=True,
@@ -364,6 +722,7 @@ def run_in_copies(name: str, target: Target, jobs: list[Job]) -> dict[str, str]:
 
     def run(job: Job) -> str:
         copy = slots.get()
+        slot = int(copy.name.rpartition("-")[2])
         module = copy / target.path
         module.write_text(job.source)
         try:
@@ -371,7 +730,7 @@ def run_in_copies(name: str, target: Target, jobs: list[Job]) -> dict[str, str]:
                 [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
                 + list(target.tests),
                 cwd=copy,
-                env={**pytest_env(), "MUTANT_UNDER_TEST": job.mutant_under_test},
+                env={**pytest_env(slot), "MUTANT_UNDER_TEST": job.mutant_under_test},
                 capture_output=True,
                 timeout=RUN_TIMEOUT,
                 check=False,
@@ -397,18 +756,15 @@ def run_hand_made(name: str, target: Target, mutants: list[HandMutant]) -> list[
         if count != 1:
             sys.exit(f"hand-made mutant: {mutant.original!r} occurs {count}x in {target.path}")
         mutated = source.replace(mutant.original, mutant.mutated)
-        jobs.append(Job(f"hand-made {number}", "module constant", mutated))
+        jobs.append(Job(f"hand-made {number}", mutant.function, mutated))
     status = run_in_copies(name, target, jobs)
-    return [
-        Outcome(
-            job.name,
-            job.function,
-            status[job.name],
-            fold(mutant.original.splitlines()),
-            fold(mutant.mutated.splitlines()),
-        )
-        for job, mutant in zip(jobs, mutants, strict=True)
-    ]
+    outcomes = []
+    for job, mutant in zip(jobs, mutants, strict=True):
+        removed, added = mutant.shown or (mutant.original, mutant.mutated)
+        outcome = Outcome(job.name, job.function, status[job.name])
+        outcome.removed, outcome.added = fold(removed.splitlines()), fold(added.splitlines())
+        outcomes.append(outcome)
+    return outcomes
 
 
 # Imports pytest, the conftest and the test modules once, then forks a child per
@@ -442,11 +798,11 @@ def run_sample(name: str, target: Target, keys: list[str]) -> list[Outcome]:
         trampolined = mutate_file_contents(target.path, (ROOT / target.path).read_text()).code
     shares = [["fail", *keys[0::2]], keys[1::2]]  # "fail": every mutated function raises
     runners = []
-    for copy, share in zip(copies(name), shares, strict=True):
+    for slot, (copy, share) in enumerate(zip(copies(name), shares, strict=True)):
         (copy / target.path).write_text(trampolined)
         command = [sys.executable, "-c", WARM_RUNNER, str(RUN_TIMEOUT), *target.tests]
         runner = subprocess.Popen(
-            command, cwd=copy, env=pytest_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            command, cwd=copy, env=pytest_env(slot), stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
         runners.append((runner, share))
     for runner, share in runners:  # both runners get their share before either is read
@@ -511,12 +867,28 @@ def is_listed(target: Target, outcome: Outcome, listed: Listed) -> bool:
 
 
 def main() -> int:
+    global POSTGRES_URL
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("targets", nargs="*", help=f"any of {', '.join(TARGETS)} (default: all)")
-    parser.add_argument("--quick", action="store_true", help="a seeded sample, for CI")
+    parser.add_argument("--quick", action="store_true", help="a sample, for CI")
+    parser.add_argument(
+        "--seed", type=int, help="the sample's seed (--quick), to replay a run: it prints its seed"
+    )
+    parser.add_argument(
+        "--postgres",
+        metavar="URL",
+        default=os.environ.get("CHATMEM_MUTATE_DATABASE_URL", ""),
+        help="run the focused tests on this PostgreSQL server (one database per runner, "
+        "named after the URL's); default $CHATMEM_MUTATE_DATABASE_URL, else SQLite",
+    )
     options = parser.parse_args()
+    POSTGRES_URL = options.postgres
     names = [resolve(t) for t in options.targets] or list(TARGETS)
     listed = listed_equivalents()
+    seed = options.seed if options.seed is not None else random.SystemRandom().randrange(10**6)
+    if options.quick:
+        print(f"quick sample, seed {seed} (replay: --quick --seed {seed})", flush=True)
+    print(f"database: {'PostgreSQL' if POSTGRES_URL else 'SQLite'}", flush=True)
     started = time.monotonic()
     failed = False
     summary = []
@@ -524,9 +896,10 @@ def main() -> int:
         target = TARGETS[name]
         began = time.monotonic()
         hand = [m for m in HAND_MADE if m.target == name]
+        hand += regex_mutants(name, target.path) + shape_mutants(name, target.path)
         keys = None
         if options.quick:
-            rng = random.Random(f"{QUICK_SEED}-{name}")
+            rng = random.Random(f"{seed}-{name}")
             every = selected(target, mutant_names(target.path))
             keys = sorted(rng.sample(every, min(QUICK_MUTMUT, len(every))))
             hand = rng.sample(hand, min(QUICK_HAND, len(hand)))
@@ -548,9 +921,10 @@ def main() -> int:
         )
         print(line, flush=True)
         summary.append(line)
-        if unlisted or (not options.quick and score < PASS_MARK):
+        # The sample is held to the same mark: a few mutants, so one survivor can fail it.
+        if unlisted or score < PASS_MARK:
             failed = True
-    print("\n== mutation scores" + (" (quick sample)" if options.quick else ""))
+    print("\n== mutation scores" + (f" (quick sample, seed {seed})" if options.quick else ""))
     print("\n".join(summary))
     print(f"total time {time.monotonic() - started:.0f} s")
     return 1 if failed else 0

@@ -319,3 +319,22 @@ def test_a_clients_session_key_names_one_session_a_read_starts_none(
     assert sorted(ledgered) == sorted(
         [(sessions["desk-a"], "one"), (sessions["desk-b"], "two"), (sessions["desk-a"], "three")]
     )
+
+
+def test_a_failing_ledger_write_leaves_no_session_and_no_change(
+    memory: Any, db: Any, ctx: Any, editor: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The implicit session, the tool's writes and the ledger line are one transaction:
+    when the ledger line cannot be written, none of them is left behind."""
+    from chatmem.memory import ledger
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("the ledger table is locked")
+
+    monkeypatch.setattr(ledger, "record", broken)
+    with pytest.raises(RuntimeError):
+        memory.call_tool("update-post", {"post_id": 7, "title": "lost"}, user=editor)
+    db.session.rollback()  # what the end of the request does
+    assert counts(db) == (0, 0, 0)
+    post = db.session.get(ctx.extensions["test_host"]["Post"], 7)
+    assert post.title != "lost"

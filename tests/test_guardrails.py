@@ -103,6 +103,27 @@ def test_tool_targets_in_every_form(
     assert ledger(db) == [("create-user", "blocked")] * 2 + [("update-post", "ok")]
 
 
+@pytest.mark.parametrize("target", ["tool:updatepost", "UpdatePost", "tool:UPDATEPOST"])
+def test_a_tool_registered_with_capitals_is_refused_by_its_name_in_any_case(
+    memory: Any, db: Any, admin: Any, editor: Any, target: str
+) -> None:
+    """Targets are case-insensitive (`CREATE-USER` above), and so is the tool they name:
+    a host tool registered as `UpdatePost` is refused by `tool:updatepost`."""
+
+    @memory.tool(
+        name="UpdatePost",
+        description="Rename a post.",
+        input_schema={"type": "object", "properties": {"title": {"type": "string"}}},
+    )
+    def update_post_camel(title: str = "") -> dict[str, Any]:
+        return {"title": title}
+
+    rule = guard(db, admin, target)
+    assert refused_by(memory, editor, "UpdatePost", {"title": "x"}) == rule.id
+    assert refused_by(memory, editor, "chatmem/UpdatePost", {"title": "x"}) == rule.id
+    assert ledger(db) == [("UpdatePost", "blocked")] * 2
+
+
 def test_id_key_and_other_posts(memory: Any, db: Any, ctx: Any, admin: Any, editor: Any) -> None:
     rule = guard(db, admin, "id:42")
     assert refused_by(memory, editor, "update-post", {"post_id": "42", "title": "x"}) == rule.id
@@ -318,6 +339,26 @@ def test_a_resolver_outage_refuses_the_call_naming_no_guardrail(
     details = refusal(memory, editor, "update-post", {"post_id": 7, "title": "x"})
     assert details == {"guidance_id": None, "title": "post type check failed"}
     assert title_of(db, ctx, 7) == "Hello"
+
+
+def test_a_resolver_outage_is_logged_naming_the_refused_tool_with_its_error(
+    memory: Any, db: Any, admin: Any, editor: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    guard(db, admin, "post_type:page")
+
+    def broken(post_id: Any) -> str | None:
+        raise RuntimeError("the posts database is down")
+
+    memory.post_type_resolver(broken)
+    with caplog.at_level("ERROR", logger="chatmem"), pytest.raises(BlockedByMemory) as refused:
+        memory.call_tool("update-post", {"post_id": 7, "title": "x"}, user=editor)
+    assert refused.value.message == (
+        "update-post was refused: the post type could not be checked against the site's guardrails."
+    )
+    [record] = [r for r in caplog.records if "resolver" in r.getMessage()]
+    assert record.getMessage() == "post type resolver failed; refusing update-post"
+    assert record.exc_info is not None
+    assert "the posts database is down" in caplog.text
 
 
 def test_the_resolver_gets_numeric_ids_as_integers(

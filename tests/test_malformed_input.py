@@ -544,3 +544,27 @@ def test_json_nested_deep_inside_text_is_only_text(channels: Channels) -> None:
         headers=channels.auth(),
     )
     assert response.status_code == 200, response.get_data(as_text=True)[:300]
+
+
+def test_a_page_number_of_nineteen_digits_is_read_as_a_number() -> None:
+    """Nineteen digits still fit a database integer: the largest is taken, one more is out of
+    range, never "not a whole number"."""
+    from chatmem import InvalidParams
+    from chatmem.inputs import INT_MAX, whole_number
+
+    assert whole_number(str(INT_MAX), field="page") == INT_MAX
+    with pytest.raises(InvalidParams) as caught:
+        whole_number(str(INT_MAX + 1), field="page")
+    assert caught.value.details["reason"] == "out_of_range"
+
+
+def test_a_number_longer_than_forty_digits_is_refused_naming_the_body() -> None:
+    from chatmem.errors import ChatmemError
+    from chatmem.inputs import MAX_NUMBER_DIGITS, parse_json
+
+    longest = "9" * MAX_NUMBER_DIGITS
+    assert parse_json(f"[{longest}]", values=False) == [int(longest)]
+    with pytest.raises(ChatmemError) as caught:
+        parse_json(f"[{longest}9]", values=False)
+    assert caught.value.details == {"field": "body", "reason": "number_too_long"}
+    assert caught.value.message == "A number in the body has more than 40 digits."

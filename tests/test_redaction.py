@@ -235,3 +235,51 @@ def test_the_ledger_shape_of_a_split_secret_is_redacted() -> None:
         "note": "x [redacted:github_token]",
         "page": "a<U+200B>b",
     }
+
+
+@pytest.mark.parametrize("prefix", ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"])
+def test_every_github_token_prefix_is_a_github_token(prefix: str) -> None:
+    """Server-to-server (`ghs_`) and refresh (`ghr_`) tokens are named as GitHub's too,
+    not left to the generic prefixed-token rule."""
+    token = prefix + GITHUB.removeprefix("ghp_")
+    assert redaction.scan(f"token {token} ok") == (
+        "token [redacted:github_token] ok",
+        ["github_token"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("link", "rest"),
+    [
+        ("https://deploy:hunter22@example.com/x", "@example.com/x"),
+        ("http://deploy:hunter22@example.com/x", "@example.com/x"),
+        ("redis://:s3cretpass@cache:6379/0", "@cache:6379/0"),
+        ("postgres://app:pa55word@db/app", "@db/app"),
+        ("postgresql+psycopg://app:pa55word@db/app", "@db/app"),
+        ("amqp://guest:guest22@mq/vhost", "@mq/vhost"),
+    ],
+)
+def test_the_password_in_a_link_of_any_scheme_is_redacted(link: str, rest: str) -> None:
+    scheme = link.partition("://")[0]
+    assert redaction.scan(f"url {link} ok") == (
+        f"url {scheme}://[redacted:url_credentials]{rest} ok",
+        ["url_credentials"],
+    )
+
+
+def test_a_private_key_cut_off_before_its_end_line_is_redacted_to_the_end() -> None:
+    """A key pasted without its `-----END ...-----` line: everything after the header goes."""
+    pasted = "key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAE\nbm9u"
+    assert redaction.scan(pasted) == ("key:\n[redacted:private_key]", ["private_key"])
+    assert redaction.scan("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA") == (
+        "[redacted:private_key]",
+        ["private_key"],
+    )
+
+
+def test_a_secret_in_text_that_holds_every_gate_is_found() -> None:
+    """The gate lets text through to the shapes when it holds any one of its strings,
+    and so certainly when it holds all of them."""
+    text = " ".join(redaction._GATES) + f" token {GITHUB}"
+    assert "[redacted:github_token]" in redaction.redact(text)
+    assert GITHUB not in redaction.redact(text)

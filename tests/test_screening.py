@@ -274,3 +274,21 @@ def test_the_index_follows_guidance_changes(memory: Any, db: Any, editor: Any) -
     assert flags() == ["near_duplicate"]
     guidance.set_enabled(db, active.id, False, actor_id="1")
     assert flags() == []
+
+
+def test_a_new_revision_reuses_the_unchanged_entries_of_the_last_index(
+    memory: Any, db: Any, ctx: Any
+) -> None:
+    """A guidance change rebuilds the index from the last one: the entries it did not
+    touch are not read and folded again."""
+    kept = guidance.admin_add(
+        db, {"type": "fact", "text": "Gift wrap is free in December."}, actor_id="1"
+    )
+    cache = ctx.extensions["chatmem"].cache
+    first = cache.screening(memory.snapshot())
+    guidance.admin_add(
+        db, {"type": "fact", "text": "Returns are free within 30 days."}, actor_id="1"
+    )
+    second = cache.screening(memory.snapshot())
+    assert second is not first and len(second.entries) == 2
+    assert second.entries[kept.id].content is first.entries[kept.id].content

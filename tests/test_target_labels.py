@@ -105,6 +105,28 @@ def test_a_hook_that_fails_refuses_the_call_and_is_not_asked_without_label_rules
     assert outcomes == ["ok", "blocked"]
 
 
+def test_a_failing_hook_is_logged_naming_the_refused_tool_with_its_error(
+    memory: Any, db: Any, editor: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The caller is told why; the operator's log says which call, with the hook's own error."""
+
+    @memory.target_labels
+    def broken(tool: str, arguments: dict[str, Any]) -> list[str]:
+        raise RuntimeError("the forum database is down")
+
+    guard(db, "label:author:john")
+    with caplog.at_level("ERROR", logger="chatmem"), pytest.raises(BlockedByMemory) as refused:
+        memory.call_tool("update-post", {"post_id": 7, "title": "x"}, user=editor)
+    assert refused.value.message == (
+        "update-post was refused: its target labels could not be checked against the "
+        "site's guardrails."
+    )
+    [record] = [r for r in caplog.records if "target_labels" in r.getMessage()]
+    assert record.getMessage() == "target_labels failed; refusing update-post"
+    assert record.exc_info is not None
+    assert "the forum database is down" in caplog.text
+
+
 def test_dry_run_and_hits_count_label_matches(labelled: Any, db: Any, editor: Any) -> None:
     for post_id in (7, 42, 3, 7):
         edit(labelled, editor, post_id)

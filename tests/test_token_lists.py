@@ -86,3 +86,26 @@ def test_the_screen_pages_every_token_revoked_last_newest_first(db: Any) -> None
 def test_no_tokens_is_one_empty_page(db: Any) -> None:
     empty = tokens.page(db, "3")
     assert (empty.number, empty.total, empty.items) == (1, 0, [])
+
+
+def test_the_live_count_drops_a_token_at_the_instant_it_expires(
+    db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As `state_of` says `expired` from its expiry on, the tab's count leaves it out then."""
+    token, _plain = tokens.create(db, user_id="2", expires_in=timedelta(days=1))
+    assert token.expires_at is not None
+    at = token.expires_at
+    monkeypatch.setattr(tokens, "utcnow", lambda: at - timedelta(microseconds=1))
+    assert tokens.live_count(db) == 1
+    monkeypatch.setattr(tokens, "utcnow", lambda: at)
+    assert tokens.live_count(db) == 0
+    assert tokens.state_of(token, at) == "expired"
+
+
+def test_the_token_list_is_in_making_order_after_an_update(db: Any) -> None:
+    """On PostgreSQL an updated row moves to the end of its table: the list still does not."""
+    made = [tokens.create(db, user_id="2", name=f"t{n}")[0].id for n in range(3)]
+    db.session.execute(update(ApiToken).where(ApiToken.id == made[0]).values(name="renamed"))
+    db.session.commit()
+    assert [t.id for t in tokens.list_tokens(db)] == made
+    assert [t.id for t in tokens.list_tokens(db, user_id="2")] == made

@@ -26,7 +26,7 @@ from .text import for_agents_record
 if TYPE_CHECKING:
     from flask_sqlalchemy import SQLAlchemy
 
-    from .memory.settings import Snapshot
+    from .memory.switches import Snapshot
 
 log = logging.getLogger("chatmem")
 

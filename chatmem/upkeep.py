@@ -46,7 +46,7 @@ def _before_commit(session: OrmSession) -> None:
     if not notices or not has_app_context():
         return
     state = current_app.extensions.get("chatmem")
-    if state is not None and state.settings["CHATMEM_NOTIFY_WEBHOOK"]:
+    if state is not None and state.settings.notify_webhook:
         session.add_all(notify.outbox_rows(notices))
 
 
@@ -61,7 +61,7 @@ def fire(db: SQLAlchemy, hooks: HostHooks) -> None:
     """Hand ready notices to the host's hooks; a failing hook is logged, never raised."""
     notices = notify.take_ready(db)
     for notice in notices:
-        for hook in hooks._notice_hooks.get(notice.event, ()):
+        for hook in hooks.notice_hooks(notice.event):
             try:
                 hook(dict(notice.data))
             except Exception:
@@ -73,9 +73,9 @@ def resolvers(hooks: HostHooks) -> staleness.Resolvers:
     """What the host lets the sweep check: registered tools, post ids, post types, labels."""
     names = frozenset(t.name.lower() for t in hooks.registry.tools())
     types = None
-    if hooks._post_types is not None:
-        types = frozenset(str(t).lower() for t in hooks._post_types())
-    return staleness.Resolvers(names, hooks._post_type_resolver, types, hooks._label_exists)
+    if hooks.post_types_hook is not None:
+        types = frozenset(str(t).lower() for t in hooks.post_types_hook())
+    return staleness.Resolvers(names, hooks.post_type_resolver_hook, types, hooks.label_exists_hook)
 
 
 def run(
@@ -94,7 +94,7 @@ def run(
         db.session.rollback()
         found = staleness.Resolvers(
             frozenset(t.name.lower() for t in hooks.registry.tools()),
-            label_exists=hooks._label_exists,
+            label_exists=hooks.label_exists_hook,
         )
     done = staleness.check_targets(db, found, server_name, review=review, now=now)
     done.review_due = staleness.review_due(db, now=now)

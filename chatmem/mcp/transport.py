@@ -68,7 +68,7 @@ def _split_host(host: str) -> tuple[str, str]:
 
 
 def allowed_hosts() -> list[str]:
-    configured = current_memory().config("CHATMEM_MCP_ALLOWED_HOSTS")
+    configured = current_memory().settings.mcp.allowed_hosts
     if configured is None:
         from flask import current_app
 
@@ -97,7 +97,7 @@ def origin_allowed(origin: str, host: str) -> bool:
     parts = urlsplit(origin)
     if parts.scheme in ("http", "https") and parts.netloc and parts.netloc == host.lower():
         return True
-    extra = current_memory().config("CHATMEM_MCP_ALLOWED_ORIGINS") or ()
+    extra = current_memory().settings.mcp.allowed_origins
     if isinstance(extra, str):
         extra = extra.split(",")
     return origin in {str(o).strip().rstrip("/").lower() for o in extra}

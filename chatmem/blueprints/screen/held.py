@@ -38,7 +38,7 @@ def decide(request_id: int, decision: str) -> ResponseReturnValue:
             actor_id=_actor_id(),
             actor_name=helpers()["user_name"](_actor_id()),
             note=note,
-            grant_minutes=current_memory().config("CHATMEM_ASK_GRANT_MINUTES"),
+            grant_minutes=current_memory().settings.ask_grant_minutes,
         )
     except ChatmemError as error:
         return _failed(error, "waiting")

@@ -47,7 +47,7 @@ from ...memory import (
 )
 from ...memory.models import ENFORCED_SEVERITIES, STATUSES, ApiToken, Guidance, Session, utcnow
 from ...memory.screening import Flag
-from ...memory.settings import SETTINGS
+from ...memory.switches import SWITCHES
 from ...permissions import user_id_of
 from ..http_errors import outage_page, server_failure
 from . import desk_view, navigation
@@ -107,7 +107,7 @@ def index() -> ResponseReturnValue:
         calls = held.waiting(db, offset=offset, limit=listing.PER_PAGE)
         page = listing.Page(calls, number, counts["waiting"])
         sources = {}
-        resolve = current_memory()._post_type_resolver
+        resolve = current_memory().post_type_resolver_hook
         words = {call.id: held.describe(call, resolve) for call in calls}
         rules = held.rules_of(db, calls)
     elif tab == "history":
@@ -141,11 +141,11 @@ def index() -> ResponseReturnValue:
         flags=flags,
         dry_runs=dry_runs,
         rejected=rejected,
-        refuses_rejected=current_memory().config("CHATMEM_REJECTED_REPROPOSALS") == "refuse",
+        refuses_rejected=current_memory().settings.rejected_reproposals == "refuse",
         upload_max_mb=transfer.UPLOAD_MAX_BYTES // (1024 * 1024),
         words=words,
         rules=rules,
-        grant_minutes=current_memory().config("CHATMEM_ASK_GRANT_MINUTES"),
+        grant_minutes=current_memory().settings.ask_grant_minutes,
         snapshot=current_memory().snapshot(),
         block=current_memory().block(),
         token_state=tokens.state_of,
@@ -410,9 +410,9 @@ def settings() -> ResponseReturnValue:
     try:
         fields = _fields()
         name = fields.get("name")
-        if name not in SETTINGS:
+        if name not in SWITCHES:
             raise InvalidParams(
-                f"name must be one of {', '.join(SETTINGS)}.", details={"field": "name"}
+                f"name must be one of {', '.join(SWITCHES)}.", details={"field": "name"}
             )
         value = _bool(fields.get("value"))
         snapshot = current_memory().set_setting(name, value, actor=current_user())
@@ -420,7 +420,7 @@ def settings() -> ResponseReturnValue:
         if _settings_wants_page():
             return _failed(error, str(fields.get("tab") or "pending"))
         return jsonify({"error": error.to_dict()}), error.status
-    state = {n: getattr(snapshot, n) for n in SETTINGS}
+    state = {n: getattr(snapshot, n) for n in SWITCHES}
     if _settings_wants_page():
         word = "on" if value else "off"
         return flash_back(f"{SETTING_LABELS[name]} is {word}.", "ok", fields.get("tab", "pending"))
@@ -663,9 +663,9 @@ def _headers(response: Response) -> Response:
     if request.endpoint != "chatmem_memory.static":
         response.headers.setdefault("Cache-Control", "no-store")
         memory = current_memory()
-        base = memory.config("CHATMEM_SCREEN_CSP")
+        base = memory.settings.screen.csp
         if base:
-            csp = policy(str(base), memory._state().settings, used_nonce())
+            csp = policy(base, memory.settings.screen.host_sources, used_nonce())
             response.headers.setdefault("Content-Security-Policy", csp)
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("Referrer-Policy", "same-origin")
@@ -677,9 +677,9 @@ def _layout() -> dict[str, Any]:
     """The layout the screen's pages extend (the host's hook, else CHATMEM_BASE_TEMPLATE),
     and what the host's `screen_context` says its layout needs."""
     memory = current_memory()
-    chosen = memory._base_template() if memory._base_template is not None else None
-    extra = dict(memory._screen_context()) if memory._screen_context is not None else {}
-    return {**extra, "chatmem_base": chosen or memory.config("CHATMEM_BASE_TEMPLATE")}
+    chosen = memory.base_template_hook() if memory.base_template_hook is not None else None
+    extra = dict(memory.screen_context_hook()) if memory.screen_context_hook is not None else {}
+    return {**extra, "chatmem_base": chosen or memory.settings.screen.base_template}
 
 
 @bp.app_context_processor

@@ -4,13 +4,17 @@ All three sit on the single `chatmem_state` row beside the revision, so one
 primary-key read tells a process both whether its caches are fresh and how
 the switches stand. Changing a switch bumps the revision like a guidance
 change does, because the switch changes what is injected and enforced.
+
+No Flask here: a request that keeps the state it read passes its own store
+(the WSGI environ) to `current`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
+from typing import Any
 
-from flask import has_request_context, request
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -19,7 +23,7 @@ from ..errors import InvalidParams
 from . import reads
 from .models import GuidanceEvent, State
 
-SETTINGS = ("memory_enabled", "require_approval", "auto_summarize")
+SWITCHES = ("memory_enabled", "require_approval", "auto_summarize")
 STATE_ID = 1
 
 
@@ -48,38 +52,42 @@ def read(db: SQLAlchemy) -> Snapshot:
     return Snapshot(row.revision, row.memory_enabled, row.require_approval, row.auto_summarize)
 
 
-# Where a request keeps the state it read: on the request itself, not on
-# flask.g, which an app context shares between requests (a test's, a CLI's).
+#: Where a request keeps the state it read: on the request itself (its WSGI
+#: environ, passed in as `kept`), not on flask.g, which an app context shares
+#: between requests (a test's, a CLI's).
 _REQUEST_KEY = "chatmem.snapshot"
+#: Set on the database session by a bump: what a request kept is stale.
+_BUMPED = "chatmem.bumped"
+
+#: Where the current request keeps its state, or None outside a request.
+KeptBy = Callable[[], MutableMapping[str, Any] | None]
 
 
-def current(db: SQLAlchemy) -> Snapshot:
+def current(db: SQLAlchemy, kept: MutableMapping[str, Any] | None) -> Snapshot:
     """The state as this request sees it: one read per request, again after a bump.
 
-    Outside a request (a command, the sweeper, a test's app context) every
-    call reads afresh, so a long-lived app context never goes stale.
+    `kept` is the request's own store (None outside a request: a command, the
+    sweeper, a test's app context), where every call reads afresh, so a
+    long-lived app context never goes stale.
     """
-    if not has_request_context():
+    bumped = db.session.info.pop(_BUMPED, False)
+    if kept is None:
         return read(db)
-    found: Snapshot | None = request.environ.get(_REQUEST_KEY)
+    found: Snapshot | None = None if bumped else kept.get(_REQUEST_KEY)
     if found is None:
-        found = request.environ[_REQUEST_KEY] = read(db)
+        found = kept[_REQUEST_KEY] = read(db)
     return found
-
-
-def _forget_current() -> None:
-    if has_request_context():
-        request.environ.pop(_REQUEST_KEY, None)
 
 
 class Reader:
     """Reads the state row: the dispatcher's view of the revision and switches."""
 
-    def __init__(self, db: SQLAlchemy) -> None:
+    def __init__(self, db: SQLAlchemy, kept_by: KeptBy) -> None:
         self.db = db
+        self.kept_by = kept_by
 
     def snapshot(self) -> Snapshot:
-        return current(self.db)
+        return current(self.db, self.kept_by())
 
 
 def ensure_state_row(db: SQLAlchemy) -> None:
@@ -95,7 +103,7 @@ def ensure_state_row(db: SQLAlchemy) -> None:
 
 def bump_revision(db: SQLAlchemy) -> None:
     """Mark the block and guardrail index stale, in the caller's transaction."""
-    _forget_current()
+    db.session.info[_BUMPED] = True  # a request's kept state is read again (`current`)
     ensure_state_row(db)
     db.session.execute(
         update(State).where(State.id == STATE_ID).values(revision=State.revision + 1)
@@ -103,7 +111,7 @@ def bump_revision(db: SQLAlchemy) -> None:
 
 
 def set_setting(db: SQLAlchemy, name: str, value: bool, *, actor_id: str | None) -> Snapshot:
-    if name not in SETTINGS:
+    if name not in SWITCHES:
         raise InvalidParams(f"Unknown setting {name!r}.", details={"field": "name"})
     if not isinstance(value, bool):
         raise InvalidParams(f"Setting {name!r} takes true or false.", details={"field": "value"})

@@ -10,17 +10,16 @@ revision cache) lives in ``app.extensions["chatmem"]``.
 from __future__ import annotations
 
 import logging
-import threading
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from flask import current_app, has_request_context, request
+from flask import current_app
 from flask_sqlalchemy import SQLAlchemy
 
+from . import state as _app_state
 from . import upkeep as _upkeep
 from .auth import ratelimit as _ratelimit
-from .dispatch import DbSessions, Dispatcher, Refusal
+from .dispatch import Dispatcher, Refusal
 from .hooks import HostHooks
 from .memory import block as _block
 from .memory import costs as _costs
@@ -37,34 +36,11 @@ from .memory.dry_run import dry_run as _dry_run
 from .memory.models import Base
 from .memory.recall_page import Ordered
 from .permissions import user_id_of, user_name_of
-from .revision import RevisionCache
 from .settings import Settings
-from .tools import CallContext, MemoryServices, Tool
-
-if TYPE_CHECKING:
-    from .background import BackgroundSweeper
+from .state import AppState
+from .tools import CallContext, Tool
 
 log = logging.getLogger("chatmem")
-
-
-@dataclass
-class AppState:
-    """What chatmem keeps per Flask app."""
-
-    memory: MemoryCore
-    settings: Settings
-    cache: RevisionCache
-    dispatcher: Dispatcher
-    services: MemoryServices
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    sweeper: BackgroundSweeper | None = None
-    # Entries this process marked as found by `recall` (id -> when); see staleness.py.
-    recalled: dict[int, datetime] = field(default_factory=dict)
-
-
-def _request_store() -> dict[str, Any] | None:
-    """Where this request keeps what it read once (its WSGI environ); None outside one."""
-    return request.environ if has_request_context() else None
 
 
 def current_memory() -> MemoryCore:
@@ -80,33 +56,6 @@ class MemoryCore(HostHooks):
         super().__init__()
         self.db = db
         _memory_tools.register(self.registry)
-
-    def _new_state(self, settings: Settings) -> AppState:
-        """The per-app state: the dispatcher and its collaborators, put together once."""
-        server_name = settings.server_name
-        cache = RevisionCache(
-            self.db, server_name, lambda: self._post_type_resolver, lambda: self._target_labels
-        )
-        dispatcher = Dispatcher(
-            self.registry,
-            db=self.db,
-            server_name=server_name,
-            permissions=self.permissions,
-            state=_switches.Reader(self.db, _request_store),
-            guardrails=cache,
-            sessions=DbSessions(self.db, settings),
-            limits=settings,
-        )
-        services = MemoryServices(
-            db=self.db,
-            can=self.can,
-            approved_guidance=self.approved_guidance,
-            recalled_marks=self.recalled_marks,
-            screen=self.screen,
-        )
-        return AppState(
-            memory=self, settings=settings, cache=cache, dispatcher=dispatcher, services=services
-        )
 
     # -- state --------------------------------------------------------------
 
@@ -132,7 +81,7 @@ class MemoryCore(HostHooks):
         state = self._state()
         settings = Settings.load(current_app.config)
         _ratelimit.init_app(current_app, settings.rate)
-        current_app.extensions["chatmem"] = self._new_state(settings)
+        current_app.extensions["chatmem"] = _app_state.build(self, settings)
         current_app.extensions["chatmem"].sweeper = state.sweeper
 
     @property
@@ -160,7 +109,7 @@ class MemoryCore(HostHooks):
 
     def snapshot(self) -> _switches.Snapshot:
         """The revision and switches: read once per request (`switches.current`)."""
-        return _switches.current(self.db, _request_store())
+        return _switches.current(self.db, _app_state.request_store())
 
     def set_setting(self, name: str, value: bool, *, actor: Any) -> _switches.Snapshot:
         return _switches.set_setting(self.db, name, value, actor_id=user_id_of(actor))

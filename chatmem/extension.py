@@ -11,6 +11,7 @@ from . import csp as _csp
 from . import host_autogenerate as _host_autogenerate
 from . import host_logging as _host_logging
 from . import settings as _settings
+from . import state as _app_state
 from . import upkeep as _upkeep
 from .auth import ratelimit as _ratelimit
 from .core import MemoryCore, current_memory
@@ -48,7 +49,7 @@ class ChatMemory(MemoryCore):
         settings = _settings.Settings.load(app.config)
         _ratelimit.init_app(app, settings.rate)
         _host_logging.install()  # chatmem's records reach the handlers on app.logger
-        app.extensions["chatmem"] = self._new_state(settings)
+        app.extensions["chatmem"] = _app_state.build(self, settings)
         from .blueprints import register_blueprints
         from .cli import chatmem_cli
 

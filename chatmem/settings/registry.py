@@ -1,28 +1,37 @@
-"""Every CHATMEM_* setting: its default, how it is read from text, and what it means.
+"""Every CHATMEM_* key: its default, its meaning and how it is read (`SETTINGS`).
 
 `init_app` applies the defaults with `setdefault`, so the host's own values
 win. `from_environ` reads the same keys from environment variables, typed and
 checked, for hosts (and the demo) that configure themselves that way. The
 README's configuration table is checked against `SETTINGS` by a test.
-
-`Settings` is what the code reads: one typed attribute per key
-(`settings.jobs.lease` is a timedelta), built once per app by `init_app`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
-from .csp import source_list
-from .providers import DEFAULTS as PROVIDER_DEFAULTS
-
-#: Turns an environment value into the setting's value; a ValueError's
-#: message says what the setting expects ("a whole number of at least 1").
-Parser = Callable[[str], Any]
+from ..csp import source_list
+from ..providers import DEFAULTS as PROVIDER_DEFAULTS
+from .parsers import (
+    Parser,
+    boolean,
+    choice,
+    integer,
+    key_prefix,
+    optional_text,
+    optional_web_url,
+    optional_word_list,
+    positive_number,
+    seconds_or_off,
+    storage_uri,
+    template_name,
+    text,
+    url_path,
+    word_list,
+)
 
 
 class ConfigError(ValueError):
@@ -31,120 +40,6 @@ class ConfigError(ValueError):
     def __init__(self, errors: Mapping[str, str]) -> None:
         self.errors = dict(errors)
         super().__init__("; ".join(self.errors.values()))
-
-
-# -- parsers: text in, typed value out ------------------------------------------
-
-
-def text(value: str) -> str:
-    return value
-
-
-def optional_text(value: str) -> str | None:
-    """Empty means unset (the setting's documented fallback)."""
-    return value.strip() or None
-
-
-def boolean(value: str) -> bool:
-    folded = value.strip().lower()
-    if folded in ("1", "true", "yes", "on"):
-        return True
-    if folded in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("true or false (also 1/0, yes/no, on/off)")
-
-
-def integer(minimum: int = 0) -> Parser:
-    def parse(value: str) -> int:
-        try:
-            number = int(value.strip())
-        except ValueError:
-            number = minimum - 1
-        if number < minimum:
-            raise ValueError(f"a whole number of at least {minimum}")
-        return number
-
-    return parse
-
-
-def positive_number(value: str) -> float:
-    try:
-        number = float(value.strip())
-    except ValueError:
-        number = 0.0
-    if not number > 0 or number == float("inf"):
-        raise ValueError("a number of seconds above 0")
-    return number
-
-
-def seconds_or_off(value: str) -> float:
-    try:
-        number = float(value.strip())
-    except ValueError:
-        number = -1.0
-    if not 0 <= number < float("inf"):
-        raise ValueError("a number of seconds, 0 or more")
-    return number
-
-
-def choice(*options: str) -> Parser:
-    def parse(value: str) -> str:
-        folded = value.strip().lower()
-        if folded not in options:
-            raise ValueError("one of " + ", ".join(options))
-        return folded
-
-    return parse
-
-
-def word_list(value: str) -> tuple[str, ...]:
-    """Comma-separated, blanks dropped: `a.example, b.example`."""
-    return tuple(word.strip() for word in value.split(",") if word.strip())
-
-
-def optional_word_list(value: str) -> tuple[str, ...] | None:
-    """Like `word_list`, but empty means unset (None: the documented fallback)."""
-    return word_list(value) or None
-
-
-def url_path(value: str) -> str:
-    if not value.startswith("/") or value.startswith("//"):
-        raise ValueError("a path that starts with a single / (such as /chatmem)")
-    return value
-
-
-def storage_uri(value: str) -> str:
-    """A synchronous `limits` storage URI; the store itself is built (and reached) by init_app."""
-    from limits.storage import SCHEMES
-
-    uri = value.strip()
-    scheme, separator, _ = uri.partition("://")
-    if not separator or scheme not in SCHEMES or scheme.startswith("async+"):
-        raise ValueError("a storage URI such as memory:// or redis://host:6379")
-    return uri
-
-
-def key_prefix(value: str) -> str:
-    if not value.strip() or "/" in value:
-        raise ValueError("a non-empty name without /")
-    return value.strip()
-
-
-def optional_web_url(value: str) -> str | None:
-    """An http(s) address, or empty for none."""
-    value = value.strip()
-    if not value:
-        return None
-    if not value.startswith(("http://", "https://")) or len(value) < 9 or " " in value:
-        raise ValueError("an http:// or https:// address, or empty")
-    return value
-
-
-def template_name(value: str) -> str:
-    name = value.strip()
-    if not name or name.startswith("/") or ".." in name.split("/"):
-        raise ValueError("a template name such as layouts/chatmem.html")
-    return name
 
 
 _INFERRED: dict[type, Parser] = {bool: boolean, int: integer(0), float: positive_number, str: text}
@@ -389,7 +284,7 @@ def coerce(key: str, value: Any) -> Any:
     return setting.from_text(value if isinstance(value, str) else str(value))
 
 
-def _parsed(config: Mapping[str, Any]) -> dict[str, Any]:
+def parsed(config: Mapping[str, Any]) -> dict[str, Any]:
     """Every setting's value, typed; ConfigError names every bad key and what it expects."""
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
@@ -402,166 +297,6 @@ def _parsed(config: Mapping[str, Any]) -> dict[str, Any]:
     if errors:
         raise ConfigError(errors)
     return values
-
-
-# -- the typed settings object: built once per app, read by attribute -------------
-
-
-@dataclass(frozen=True)
-class JobSettings:
-    """Auto-summary jobs: how often they are tried and how long a claim holds."""
-
-    max_attempts: int  # CHATMEM_JOB_MAX_ATTEMPTS
-    backoff: timedelta  # CHATMEM_JOB_BACKOFF_SECONDS
-    backoff_max: timedelta  # CHATMEM_JOB_BACKOFF_MAX_SECONDS
-    lease: timedelta  # CHATMEM_JOB_LEASE_SECONDS
-    summary_input_max: int  # CHATMEM_SUMMARY_INPUT_MAX
-
-
-@dataclass(frozen=True)
-class RateSettings:
-    """Request budgets and API-token caps, and where the counts are kept."""
-
-    per_minute: int  # CHATMEM_RATE_LIMIT_PER_MINUTE
-    per_token_per_minute: int  # CHATMEM_RATE_LIMIT_PER_TOKEN_PER_MINUTE
-    tokens_per_user: int  # CHATMEM_TOKENS_PER_USER
-    storage_uri: str  # CHATMEM_RATELIMIT_STORAGE_URI
-    key_prefix: str  # CHATMEM_RATELIMIT_KEY_PREFIX
-
-
-@dataclass(frozen=True)
-class McpSettings:
-    """Who may reach the MCP endpoint: Host headers and Origins."""
-
-    allowed_hosts: tuple[str, ...] | None  # CHATMEM_MCP_ALLOWED_HOSTS
-    allowed_origins: tuple[str, ...]  # CHATMEM_MCP_ALLOWED_ORIGINS
-
-
-@dataclass(frozen=True)
-class ScreenSettings:
-    """The Memory screen's layout, Content-Security-Policy and upgrade link."""
-
-    csp: str  # CHATMEM_SCREEN_CSP
-    script_sources: tuple[str, ...]  # CHATMEM_SCREEN_SCRIPT_SOURCES
-    style_sources: tuple[str, ...]  # CHATMEM_SCREEN_STYLE_SOURCES
-    font_sources: tuple[str, ...]  # CHATMEM_SCREEN_FONT_SOURCES
-    base_template: str  # CHATMEM_BASE_TEMPLATE
-    upgrade_url: str  # CHATMEM_UPGRADE_URL
-
-    @property
-    def host_sources(self) -> dict[str, tuple[str, ...]]:
-        """The host layout's extra sources by setting, as `csp.policy` reads them."""
-        return {
-            "CHATMEM_SCREEN_SCRIPT_SOURCES": self.script_sources,
-            "CHATMEM_SCREEN_STYLE_SOURCES": self.style_sources,
-            "CHATMEM_SCREEN_FONT_SOURCES": self.font_sources,
-        }
-
-
-@dataclass(frozen=True)
-class ProviderSettings:
-    """The LLM provider the summary jobs (and the demo's chat) use."""
-
-    name: str  # CHATMEM_PROVIDER
-    model: str | None  # CHATMEM_MODEL
-    openai_api: str  # CHATMEM_OPENAI_API
-    timeout: float  # CHATMEM_PROVIDER_TIMEOUT
-    max_retries: int  # CHATMEM_PROVIDER_MAX_RETRIES
-
-    def as_config(self) -> dict[str, Any]:
-        """The CHATMEM_PROVIDER* keys, as `providers.provider_from_config` reads them."""
-        return {
-            "CHATMEM_PROVIDER": self.name,
-            "CHATMEM_MODEL": self.model,
-            "CHATMEM_OPENAI_API": self.openai_api,
-            "CHATMEM_PROVIDER_TIMEOUT": self.timeout,
-            "CHATMEM_PROVIDER_MAX_RETRIES": self.max_retries,
-        }
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Every CHATMEM_* setting, read from the app's config once, typed and checked.
-
-    Built by `init_app` (and `ChatMemory.reload_settings`) with `Settings.load`,
-    so a bad value fails at start-up with its key named instead of in the middle
-    of a request. Frozen: what a request, a tool or a job reads cannot change
-    under it.
-    """
-
-    url_prefix: str  # CHATMEM_URL_PREFIX
-    server_name: str  # CHATMEM_SERVER_NAME
-    session_idle: timedelta  # CHATMEM_SESSION_IDLE_MINUTES
-    recall_sessions: str  # CHATMEM_RECALL_SESSIONS: own or site
-    ledger_value_max: int  # CHATMEM_LEDGER_VALUE_MAX
-    dry_run_days: int  # CHATMEM_DRY_RUN_DAYS
-    rejected_reproposals: str  # CHATMEM_REJECTED_REPROPOSALS: flag or refuse
-    ask_grant_minutes: int  # CHATMEM_ASK_GRANT_MINUTES
-    stale_targets: str  # CHATMEM_STALE_TARGETS: flag or review
-    unused_days: int  # CHATMEM_UNUSED_DAYS
-    notify_webhook: str | None  # CHATMEM_NOTIFY_WEBHOOK
-    license_active: bool  # CHATMEM_LICENSE_ACTIVE
-    max_body_bytes: int  # CHATMEM_MAX_BODY_BYTES
-    background_sweep: timedelta  # CHATMEM_BACKGROUND_SWEEP_SECONDS; zero: off
-    provider: ProviderSettings
-    mcp: McpSettings
-    rate: RateSettings
-    jobs: JobSettings
-    screen: ScreenSettings
-
-    @classmethod
-    def load(cls, config: Mapping[str, Any]) -> Settings:
-        """The settings in `config` (defaults for keys it lacks); ConfigError names bad keys."""
-        v = _parsed(config)
-        return cls(
-            url_prefix=v["CHATMEM_URL_PREFIX"],
-            server_name=str(v["CHATMEM_SERVER_NAME"]),
-            session_idle=timedelta(minutes=v["CHATMEM_SESSION_IDLE_MINUTES"]),
-            recall_sessions=v["CHATMEM_RECALL_SESSIONS"],
-            ledger_value_max=v["CHATMEM_LEDGER_VALUE_MAX"],
-            dry_run_days=v["CHATMEM_DRY_RUN_DAYS"],
-            rejected_reproposals=v["CHATMEM_REJECTED_REPROPOSALS"],
-            ask_grant_minutes=v["CHATMEM_ASK_GRANT_MINUTES"],
-            stale_targets=v["CHATMEM_STALE_TARGETS"],
-            unused_days=v["CHATMEM_UNUSED_DAYS"],
-            notify_webhook=v["CHATMEM_NOTIFY_WEBHOOK"],
-            license_active=bool(v["CHATMEM_LICENSE_ACTIVE"]),
-            max_body_bytes=v["CHATMEM_MAX_BODY_BYTES"],
-            background_sweep=timedelta(seconds=v["CHATMEM_BACKGROUND_SWEEP_SECONDS"]),
-            provider=ProviderSettings(
-                name=v["CHATMEM_PROVIDER"],
-                model=v["CHATMEM_MODEL"],
-                openai_api=v["CHATMEM_OPENAI_API"],
-                timeout=v["CHATMEM_PROVIDER_TIMEOUT"],
-                max_retries=v["CHATMEM_PROVIDER_MAX_RETRIES"],
-            ),
-            mcp=McpSettings(
-                allowed_hosts=v["CHATMEM_MCP_ALLOWED_HOSTS"],
-                allowed_origins=v["CHATMEM_MCP_ALLOWED_ORIGINS"],
-            ),
-            rate=RateSettings(
-                per_minute=v["CHATMEM_RATE_LIMIT_PER_MINUTE"],
-                per_token_per_minute=v["CHATMEM_RATE_LIMIT_PER_TOKEN_PER_MINUTE"],
-                tokens_per_user=v["CHATMEM_TOKENS_PER_USER"],
-                storage_uri=v["CHATMEM_RATELIMIT_STORAGE_URI"],
-                key_prefix=v["CHATMEM_RATELIMIT_KEY_PREFIX"],
-            ),
-            jobs=JobSettings(
-                max_attempts=v["CHATMEM_JOB_MAX_ATTEMPTS"],
-                backoff=timedelta(seconds=v["CHATMEM_JOB_BACKOFF_SECONDS"]),
-                backoff_max=timedelta(seconds=v["CHATMEM_JOB_BACKOFF_MAX_SECONDS"]),
-                lease=timedelta(seconds=v["CHATMEM_JOB_LEASE_SECONDS"]),
-                summary_input_max=v["CHATMEM_SUMMARY_INPUT_MAX"],
-            ),
-            screen=ScreenSettings(
-                csp=v["CHATMEM_SCREEN_CSP"],
-                script_sources=v["CHATMEM_SCREEN_SCRIPT_SOURCES"],
-                style_sources=v["CHATMEM_SCREEN_STYLE_SOURCES"],
-                font_sources=v["CHATMEM_SCREEN_FONT_SOURCES"],
-                base_template=v["CHATMEM_BASE_TEMPLATE"],
-                upgrade_url=v["CHATMEM_UPGRADE_URL"],
-            ),
-        )
 
 
 def from_environ(

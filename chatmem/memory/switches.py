@@ -11,6 +11,7 @@ No Flask here: a request that keeps the state it read passes its own store
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -56,11 +57,17 @@ def read(db: SQLAlchemy) -> Snapshot:
 #: environ, passed in as `kept`), not on flask.g, which an app context shares
 #: between requests (a test's, a CLI's).
 _REQUEST_KEY = "chatmem.snapshot"
-#: Set on the database session by a bump: what a request kept is stale.
-_BUMPED = "chatmem.bumped"
+
+#: Bumps made by this thread: a request runs in one thread, so what it kept
+#: before its own bump is read again, and other threads' requests are untouched.
+_bumps = threading.local()
 
 #: Where the current request keeps its state, or None outside a request.
 KeptBy = Callable[[], MutableMapping[str, Any] | None]
+
+
+def _bumped() -> int:
+    return int(getattr(_bumps, "count", 0))
 
 
 def current(db: SQLAlchemy, kept: MutableMapping[str, Any] | None) -> Snapshot:
@@ -70,13 +77,14 @@ def current(db: SQLAlchemy, kept: MutableMapping[str, Any] | None) -> Snapshot:
     sweeper, a test's app context), where every call reads afresh, so a
     long-lived app context never goes stale.
     """
-    bumped = db.session.info.pop(_BUMPED, False)
     if kept is None:
         return read(db)
-    found: Snapshot | None = None if bumped else kept.get(_REQUEST_KEY)
-    if found is None:
-        found = kept[_REQUEST_KEY] = read(db)
-    return found
+    found: tuple[int, Snapshot] | None = kept.get(_REQUEST_KEY)
+    if found is not None and found[0] == _bumped():
+        return found[1]
+    snapshot = read(db)
+    kept[_REQUEST_KEY] = (_bumped(), snapshot)
+    return snapshot
 
 
 class Reader:
@@ -103,7 +111,7 @@ def ensure_state_row(db: SQLAlchemy) -> None:
 
 def bump_revision(db: SQLAlchemy) -> None:
     """Mark the block and guardrail index stale, in the caller's transaction."""
-    db.session.info[_BUMPED] = True  # a request's kept state is read again (`current`)
+    _bumps.count = _bumped() + 1  # what this thread's request kept is read again (`current`)
     ensure_state_row(db)
     db.session.execute(
         update(State).where(State.id == STATE_ID).values(revision=State.revision + 1)

@@ -21,7 +21,7 @@ from screening import sentence
 from sqlalchemy import insert
 
 from chatmem.http.screen import desk_view
-from chatmem.memory import settings
+from chatmem.memory import switches
 from chatmem.memory.guidance import text_key
 from chatmem.memory.models import Guidance
 from tests.screen_helpers import login
@@ -62,7 +62,7 @@ def main() -> None:
         db = app.extensions["test_host"]["db"]
         db.session.execute(insert(Guidance), _rows(rng, ACTIVE, "publish", "#"))
         db.session.execute(insert(Guidance), _rows(rng, PENDING, "pending", "proposal"))
-        settings.bump_revision(db)
+        switches.bump_revision(db)
         db.session.commit()
         db.session.remove()
 

@@ -16,7 +16,7 @@ from datetime import datetime
 from common import arguments, compare, engine_name, line, migrated_app, us
 from sqlalchemy import delete, insert
 
-from chatmem.memory import ledger, settings
+from chatmem.memory import ledger, switches
 from chatmem.memory.models import Guidance
 from tests.hostapp import USERS
 
@@ -88,7 +88,7 @@ def main() -> None:
                     for i in range(count)
                 ],
             )
-            settings.bump_revision(db)
+            switches.bump_revision(db)
             db.session.commit()
             dispatched()  # the one cold rebuild, outside the timing
             ratio, m, b = compare(dispatched, direct, rounds=args.rounds, per_round=100)

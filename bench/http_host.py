@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from flask import jsonify  # noqa: E402
 
-from chatmem.config import from_environ  # noqa: E402
+from chatmem.settings import from_environ  # noqa: E402
 from tests.hostapp import create_host_app  # noqa: E402
 
 app = create_host_app(

@@ -34,7 +34,7 @@ from common import ROOT, arguments, hammer, line, ms, percentile, served_databas
 from sqlalchemy import insert, text
 
 sys.path.insert(0, str(ROOT))
-from chatmem.memory import settings  # noqa: E402
+from chatmem.memory import switches  # noqa: E402
 from chatmem.memory.models import Guidance, Session  # noqa: E402
 from tests.gunicorn_server import Connection, gunicorn  # noqa: E402
 
@@ -126,7 +126,7 @@ def seeder(sessions: int) -> Any:
                 batch = []
         if batch:
             db.session.execute(insert(Session), batch)
-        settings.bump_revision(db)
+        switches.bump_revision(db)
         db.session.commit()
         if db.engine.dialect.name == "postgresql":
             db.session.execute(text("ANALYZE chatmem_session"))

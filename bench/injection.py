@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from common import arguments, compare, engine_name, line, migrated_app, ms, timed, us
 from sqlalchemy import insert, select
 
-from chatmem.memory import settings
+from chatmem.memory import switches
 from chatmem.memory.models import Guidance
 
 ENTRIES = 10_000
@@ -49,7 +49,7 @@ def main() -> None:
             for i in range(ENTRIES)
         ]
         db.session.execute(insert(Guidance), rows)
-        settings.bump_revision(db)
+        switches.bump_revision(db)
         db.session.commit()
 
         def pk_read() -> object:

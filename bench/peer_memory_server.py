@@ -54,7 +54,7 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from chatmem.auth import tokens  # noqa: E402
-from chatmem.memory import settings  # noqa: E402
+from chatmem.memory import switches  # noqa: E402
 from chatmem.memory.models import Guidance, Session  # noqa: E402
 
 PEER = "@modelcontextprotocol/server-memory"
@@ -184,7 +184,7 @@ def seed_chatmem(url: str, instance: Path) -> tuple[str, dict[str, int]]:
                 batch = []
         if batch:
             db.session.execute(insert(Session), batch)
-        settings.bump_revision(db)
+        switches.bump_revision(db)
         db.session.commit()
         if db.engine.dialect.name == "postgresql":
             db.session.execute(text("ANALYZE chatmem_session"))

@@ -38,7 +38,7 @@ from typing import Any
 from common import arguments, engine_name, line, migrated_app, ms, percentile, timed
 from sqlalchemy import insert, text
 
-from chatmem.memory import settings
+from chatmem.memory import switches
 from chatmem.memory.models import Guidance, Session
 from chatmem.memory.recall import recall
 
@@ -214,7 +214,7 @@ def main() -> None:
             db.session.execute(text("ANALYZE chatmem_session"))
             db.session.execute(text("ANALYZE chatmem_guidance"))
             db.session.commit()
-        settings.bump_revision(db)
+        switches.bump_revision(db)
         db.session.commit()
         tool_path(db, memory, name, args.rounds, sessions, published)
         if args.tool_path_only:

@@ -26,7 +26,7 @@ from datetime import datetime
 from common import arguments, compare, engine_name, line, migrated_app, ms, us
 from sqlalchemy import insert
 
-from chatmem.memory import screening, settings
+from chatmem.memory import screening, switches
 from chatmem.memory.guidance import text_key
 from chatmem.memory.models import Guidance
 from tests.hostapp import USERS
@@ -98,7 +98,7 @@ def main() -> None:
                 }
             )
         db.session.execute(insert(Guidance), rows)
-        settings.bump_revision(db)
+        switches.bump_revision(db)
         db.session.commit()
 
         editor = USERS["editor"]

@@ -40,7 +40,7 @@ def sweep(limit: int) -> None:
     for error in stats.errors:
         click.echo(f"Summary jobs not run: {error}", err=True)
     click.echo(f"Upkeep: {memory.upkeep()}.")
-    if memory.config("CHATMEM_NOTIFY_WEBHOOK"):
+    if memory.settings.notify_webhook:
         click.echo(f"Webhook notices: {memory.deliver_notices()}.")
 
 

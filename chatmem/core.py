@@ -10,17 +10,15 @@ revision cache) lives in ``app.extensions["chatmem"]``.
 from __future__ import annotations
 
 import logging
-import threading
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import Any
 
 from flask import current_app
 from flask_sqlalchemy import SQLAlchemy
 
+from . import state as _app_state
 from .auth import ratelimit as _ratelimit
-from .config import Settings
-from .dispatch import DbSessions, Dispatcher
+from .dispatch import Dispatcher
 from .hooks import HostHooks
 from .memory import block as _block
 from .memory import costs as _costs
@@ -28,38 +26,22 @@ from .memory import held as _held
 from .memory import screening as _screening
 from .memory import search as _search  # noqa: F401 - create_all builds the recall indexes too
 from .memory import sessions as _sessions
-from .memory import settings as _settings
+from .memory import switches as _switches
 from .memory import tools as _memory_tools
 from .memory.guardrails.dry_run import DryRun
 from .memory.guardrails.dry_run import dry_run as _dry_run
 from .memory.models import Base
 from .memory.recall_page import Ordered
 from .permissions import user_id_of, user_name_of
-from .revision import RevisionCache
+from .settings import Settings
+from .state import AppState
 from .tools import CallContext, Tool
 from .workers import notices as _notices
 from .workers import summaries as _summaries
 from .workers import sweep as _sweep
 from .workers import webhook as _webhook
 
-if TYPE_CHECKING:
-    from .workers.background import BackgroundSweeper
-
 log = logging.getLogger("chatmem")
-
-
-@dataclass
-class AppState:
-    """What chatmem keeps per Flask app."""
-
-    memory: MemoryCore
-    settings: Settings
-    cache: RevisionCache
-    dispatcher: Dispatcher
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    sweeper: BackgroundSweeper | None = None
-    # Entries this process marked as found by `recall` (id -> when); see staleness.py.
-    recalled: dict[int, datetime] = field(default_factory=dict)
 
 
 def current_memory() -> MemoryCore:
@@ -75,24 +57,6 @@ class MemoryCore(HostHooks):
         super().__init__()
         self.db = db
         _memory_tools.register(self.registry)
-
-    def _new_state(self, settings: Settings) -> AppState:
-        """The per-app state: the dispatcher and its collaborators, put together once."""
-        server_name = str(settings["CHATMEM_SERVER_NAME"])
-        cache = RevisionCache(
-            self.db, server_name, lambda: self._post_type_resolver, lambda: self._target_labels
-        )
-        dispatcher = Dispatcher(
-            self.registry,
-            db=self.db,
-            server_name=server_name,
-            permissions=self.permissions,
-            state=_settings.Reader(self.db),
-            guardrails=cache,
-            sessions=DbSessions(self.db, settings),
-            limits=settings,
-        )
-        return AppState(memory=self, settings=settings, cache=cache, dispatcher=dispatcher)
 
     # -- state --------------------------------------------------------------
 
@@ -113,20 +77,17 @@ class MemoryCore(HostHooks):
         """The app's CHATMEM_* settings, as read (and checked) by init_app."""
         return self._state().settings
 
-    def config(self, key: str) -> Any:
-        return self._state().settings[key]
-
     def reload_settings(self) -> None:
         """Read the CHATMEM_* settings again after the app's config changed at run time."""
         state = self._state()
-        settings = Settings(current_app.config)
-        _ratelimit.init_app(current_app)
-        current_app.extensions["chatmem"] = self._new_state(settings)
+        settings = Settings.load(current_app.config)
+        _ratelimit.init_app(current_app, settings.rate)
+        current_app.extensions["chatmem"] = _app_state.build(self, settings)
         current_app.extensions["chatmem"].sweeper = state.sweeper
 
     @property
     def server_name(self) -> str:
-        return str(self.config("CHATMEM_SERVER_NAME"))
+        return self.settings.server_name
 
     @property
     def dispatcher(self) -> Dispatcher:
@@ -144,17 +105,17 @@ class MemoryCore(HostHooks):
         """Create chatmem's tables (tests and quick starts; production uses migrations)."""
         self._state()
         Base.metadata.create_all(self.db.engine)
-        _settings.ensure_state_row(self.db)
+        _switches.ensure_state_row(self.db)
         self.db.session.commit()
 
-    def snapshot(self) -> _settings.Snapshot:
-        """The revision and switches: read once per request (`settings.current`)."""
-        return _settings.current(self.db)
+    def snapshot(self) -> _switches.Snapshot:
+        """The revision and switches: read once per request (`switches.current`)."""
+        return _switches.current(self.db, _app_state.request_store())
 
-    def set_setting(self, name: str, value: bool, *, actor: Any) -> _settings.Snapshot:
-        return _settings.set_setting(self.db, name, value, actor_id=user_id_of(actor))
+    def set_setting(self, name: str, value: bool, *, actor: Any) -> _switches.Snapshot:
+        return _switches.set_setting(self.db, name, value, actor_id=user_id_of(actor))
 
-    def approved_guidance(self, snapshot: _settings.Snapshot) -> Ordered[dict[str, Any]]:
+    def approved_guidance(self, snapshot: _switches.Snapshot) -> Ordered[dict[str, Any]]:
         """Active guidance as `recall` shows it, in its order, at this revision.
 
         Every change to active guidance bumps the revision in the same
@@ -168,7 +129,7 @@ class MemoryCore(HostHooks):
         fields: dict[str, Any],
         *,
         entry_id: int | None = None,
-        snapshot: _settings.Snapshot | None = None,
+        snapshot: _switches.Snapshot | None = None,
     ) -> list[_screening.Flag]:
         """Poisoning flags for a proposal (or an edit of entry `entry_id`), fresh."""
         index = self._state().cache.screening(snapshot or self.snapshot())
@@ -185,7 +146,7 @@ class MemoryCore(HostHooks):
         """This process's note of which entries `recall` found lately (see staleness.py)."""
         return self._state().recalled
 
-    def known_tokens(self, snapshot: _settings.Snapshot) -> dict[str, Any]:
+    def known_tokens(self, snapshot: _switches.Snapshot) -> dict[str, Any]:
         """This worker's valid API tokens at this revision (revoking one bumps it)."""
         return self._state().cache.at(snapshot).tokens
 
@@ -195,7 +156,7 @@ class MemoryCore(HostHooks):
         return self.permissions.can(user, capability)
 
     def licensed(self) -> bool:
-        return self.permissions.licensed(bool(self.config("CHATMEM_LICENSE_ACTIVE")))
+        return self.permissions.licensed(self.settings.license_active)
 
     def load_user(self, user_id: str) -> Any:
         return self.permissions.load_user(user_id)
@@ -244,7 +205,7 @@ class MemoryCore(HostHooks):
             resolve_post_type=self._post_type_resolver,
             resolve_labels=self._target_labels,
             label_reads=self._label_reads,
-            days=days or self.config("CHATMEM_DRY_RUN_DAYS"),
+            days=days or self.settings.dry_run_days,
             limit=limit,
             severity="ask" if severity == "ask" else "block",
         )
@@ -273,12 +234,14 @@ class MemoryCore(HostHooks):
     # -- the Python channel -------------------------------------------------
 
     def context_for(self, user: Any, *, channel: str, session_id: str | None = None) -> CallContext:
+        state = self._state()
         return CallContext(
-            memory=self,
             user=user,
             user_id=user_id_of(user) if user is not None else "",
             user_name=user_name_of(user) if user is not None else "",
             channel=channel,
+            settings=state.settings,
+            services=state.services,
             session_id=session_id,
         )
 
@@ -369,22 +332,21 @@ class MemoryCore(HostHooks):
 
     def sweep(self) -> int:
         """End idle sessions (with their transcripts, if the host can load them)."""
-        minutes = float(self.config("CHATMEM_SESSION_IDLE_MINUTES"))
         # Grants past their time are ledgered first, so an ending session's digest has them.
         _held.expire_due(self.db)
-        ids = _sessions.idle_ids(self.db, timedelta(minutes=minutes))
+        ids = _sessions.idle_ids(self.db, self.settings.session_idle)
         for session_id in ids:
             _sessions.end(self.db, session_id, transcript=self._transcript_of(session_id))
         return len(ids)
 
     def upkeep(self, *, now: datetime | None = None) -> Any:
         """Sweep steps for active guidance: targets gone, review dates reached (staleness.py)."""
-        review = self.config("CHATMEM_STALE_TARGETS") == "review"
+        review = self.settings.stale_targets == "review"
         return _sweep.run(self.db, self, server_name=self.server_name, review=review, now=now)
 
     def deliver_notices(self, *, now: datetime | None = None) -> Any:
         """Send due webhook notices (CHATMEM_NOTIFY_WEBHOOK), retrying failures with back-off."""
-        url = self.config("CHATMEM_NOTIFY_WEBHOOK")
+        url = self.settings.notify_webhook
         if not url:
             return _webhook.Sent()
         return _webhook.deliver_due(
@@ -405,12 +367,13 @@ class MemoryCore(HostHooks):
     # -- auto-summary jobs ----------------------------------------------------
 
     def job_policy(self) -> _summaries.Policy:
+        jobs = self.settings.jobs
         return _summaries.Policy(
-            lease=timedelta(seconds=float(self.config("CHATMEM_JOB_LEASE_SECONDS"))),
-            max_attempts=int(self.config("CHATMEM_JOB_MAX_ATTEMPTS")),
-            backoff=timedelta(seconds=float(self.config("CHATMEM_JOB_BACKOFF_SECONDS"))),
-            backoff_max=timedelta(seconds=float(self.config("CHATMEM_JOB_BACKOFF_MAX_SECONDS"))),
-            input_max=int(self.config("CHATMEM_SUMMARY_INPUT_MAX")),
+            lease=jobs.lease,
+            max_attempts=jobs.max_attempts,
+            backoff=jobs.backoff,
+            backoff_max=jobs.backoff_max,
+            input_max=jobs.summary_input_max,
         )
 
     def run_due_jobs(self, *, limit: int = 20, now: datetime | None = None) -> _summaries.Stats:
@@ -421,12 +384,12 @@ class MemoryCore(HostHooks):
         with Auto-summarize off or provider ``none`` due jobs finish at once as
         digest only, without any provider call.
         """
-        settings = self.settings
+        provider = self.settings.provider
         snapshot = self.snapshot()
         if not snapshot.memory_enabled:
             return _summaries.Stats()
         from .providers import provider_from_config
 
-        digest_only = not snapshot.auto_summarize or settings["CHATMEM_PROVIDER"] == "none"
-        factory = None if digest_only else (lambda: provider_from_config(settings))
+        digest_only = not snapshot.auto_summarize or provider.name == "none"
+        factory = None if digest_only else (lambda: provider_from_config(provider.as_config()))
         return _summaries.run_due(self.db, factory, self.job_policy(), now=now, limit=limit)

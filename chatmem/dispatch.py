@@ -36,7 +36,7 @@ from .tools import CallContext, Tool, ToolRegistry, validate
 if TYPE_CHECKING:
     from flask_sqlalchemy import SQLAlchemy
 
-    from .memory.settings import Snapshot
+    from .memory.switches import Snapshot
 
 log = logging.getLogger("chatmem")
 

@@ -156,9 +156,9 @@ def _secret_key(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
 
 def _rate_limits(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
     from .auth.ratelimit import EXTENSION_KEY
-    from .config import shown
+    from .settings import shown
 
-    uri = str(memory.config("CHATMEM_RATELIMIT_STORAGE_URI"))
+    uri = memory.settings.rate.storage_uri
     if not uri.startswith("memory://"):
         if app.extensions[EXTENSION_KEY].storage.check():
             yield Finding(OK, "rate limits", f"counted in a shared store ({shown(uri)}).")
@@ -212,7 +212,7 @@ def _sqlite_workers(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
 
 
 def _csp(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
-    csp = str(memory.config("CHATMEM_SCREEN_CSP") or "")
+    csp = memory.settings.screen.csp
     if not csp.strip():
         yield Finding(
             WARN,
@@ -267,10 +267,11 @@ def broad_source(source: str, directive: str) -> str | None:
 def _broad_host_sources(memory: Any) -> Iterator[Finding]:
     from .csp import EXTRA_SOURCES
 
+    sources = memory.settings.screen.host_sources
     for key, directive in EXTRA_SOURCES:
         broad = [
             f"{source} ({why})"
-            for source in memory.config(key) or ()
+            for source in sources[key]
             if (why := broad_source(source, directive))
         ]
         if broad:
@@ -287,10 +288,10 @@ def _provider(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
     from .providers import provider_from_config
     from .providers.base import ProviderError
 
-    settings = memory.settings  # what the summary jobs build their provider from
-    name = str(settings["CHATMEM_PROVIDER"] or "none").strip().lower()
+    settings = memory.settings.provider  # what the summary jobs build their provider from
+    name = settings.name
     try:
-        provider_from_config(settings)
+        provider_from_config(settings.as_config())
     except ProviderError as error:
         yield Finding(PROBLEM, "provider", f"CHATMEM_PROVIDER={name}: {error}.")
         return

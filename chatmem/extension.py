@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from flask import Flask, current_app
 from flask_sqlalchemy import SQLAlchemy
 
-from . import config as _config
 from . import csp as _csp
 from . import host_autogenerate as _host_autogenerate
 from . import host_logging as _host_logging
+from . import settings as _settings
+from . import state as _app_state
 from .auth import ratelimit as _ratelimit
 from .core import MemoryCore, current_memory
 from .permissions import user_id_of, user_name_of
@@ -42,20 +45,20 @@ class ChatMemory(MemoryCore):
                 "Flask-SQLAlchemy is not set up on this app: call db.init_app(app) "
                 "before memory.init_app(app)."
             )
-        _config.apply_defaults(app.config)
-        settings = _config.Settings(app.config)
-        _ratelimit.init_app(app)
+        _settings.apply_defaults(app.config)
+        settings = _settings.Settings.load(app.config)
+        _ratelimit.init_app(app, settings.rate)
         _host_logging.install()  # chatmem's records reach the handlers on app.logger
-        app.extensions["chatmem"] = self._new_state(settings)
+        app.extensions["chatmem"] = _app_state.build(self, settings)
         from .cli import chatmem_cli
         from .http import register_blueprints
 
-        register_blueprints(app)
+        register_blueprints(app, settings.url_prefix)
         # For the host's layout: <script nonce="{{ csp_nonce() }}"> (see csp.py).
         _csp.install(app)
         app.cli.add_command(chatmem_cli)
         _notices.install_session_events()
-        if float(settings["CHATMEM_BACKGROUND_SWEEP_SECONDS"]) > 0 and not app.testing:
+        if settings.background_sweep > timedelta(0) and not app.testing:
             # Started on the first request, not here: a thread started before
             # gunicorn forks its workers (--preload) would not survive the fork,
             # and CLI commands should not start one at all.
@@ -69,7 +72,7 @@ class ChatMemory(MemoryCore):
             if state.sweeper is None:
                 from .workers.background import BackgroundSweeper
 
-                interval = float(self.config("CHATMEM_BACKGROUND_SWEEP_SECONDS"))
+                interval = self.settings.background_sweep.total_seconds()
                 state.sweeper = BackgroundSweeper(current_app._get_current_object(), interval)  # type: ignore[attr-defined]
                 state.sweeper.start()
 

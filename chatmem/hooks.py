@@ -215,6 +215,42 @@ class HostHooks:
         self._notice_hooks.setdefault("waiting_call", []).append(func)
         return func
 
+    # -- what the host registered, for the code that calls it -------------------
+
+    @property
+    def post_type_resolver_hook(self) -> Callable[[Any], str | None] | None:
+        """The host's `post_type_resolver`, or None."""
+        return self._post_type_resolver
+
+    @property
+    def post_types_hook(self) -> Callable[[], Any] | None:
+        """The host's `post_types`, or None."""
+        return self._post_types
+
+    @property
+    def target_labels_hook(self) -> LabelResolver | None:
+        """The host's `target_labels` resolver (narrowed to its `reads`), or None."""
+        return self._target_labels
+
+    @property
+    def label_exists_hook(self) -> Callable[[str], bool] | None:
+        """The host's `label_exists`, or None."""
+        return self._label_exists
+
+    @property
+    def base_template_hook(self) -> Callable[[], Any] | None:
+        """The host's `base_template`, or None."""
+        return self._base_template
+
+    @property
+    def screen_context_hook(self) -> Callable[[], Mapping[str, Any]] | None:
+        """The host's `screen_context`, or None."""
+        return self._screen_context
+
+    def notice_hooks(self, event: str) -> tuple[Callable[[dict[str, Any]], Any], ...]:
+        """The host's hooks for a notice event (`proposal`, `waiting_call`)."""
+        return tuple(self._notice_hooks.get(event, ()))
+
     def url_of_conversation(self, session_id: str) -> str | None:
         """The host's link for a session's conversation, when it gives a safe one."""
         if self._conversation_url is None:

@@ -28,7 +28,7 @@ from .text import for_agents_record
 if TYPE_CHECKING:
     from flask_sqlalchemy import SQLAlchemy
 
-    from .memory.settings import Snapshot
+    from .memory.switches import Snapshot
 
 
 @dataclass

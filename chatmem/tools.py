@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
     from .memory.recall_page import Ordered
     from .memory.screening import Flag
-    from .memory.settings import Snapshot
+    from .memory.switches import Snapshot
+    from .settings import Settings
 
 log = logging.getLogger("chatmem")
 
@@ -39,20 +40,10 @@ NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _INTEGER_TEXT = re.compile(r"\s*[+]?\d{1,19}\s*")
 
 
-class ToolHost(Protocol):
-    """What a tool may ask of chatmem through its context (ChatMemory has all of it)."""
+class Screen(Protocol):
+    """The poisoning screen for a proposal's fields (`ChatMemory.screen`)."""
 
-    db: SQLAlchemy
-
-    def config(self, key: str) -> Any: ...
-
-    def can(self, user: Any, capability: str) -> bool: ...
-
-    def approved_guidance(self, snapshot: Snapshot) -> Ordered[dict[str, Any]]: ...
-
-    def recalled_marks(self) -> dict[int, datetime]: ...
-
-    def screen(
+    def __call__(
         self,
         fields: dict[str, Any],
         *,
@@ -61,15 +52,36 @@ class ToolHost(Protocol):
     ) -> list[Flag]: ...
 
 
+@dataclass(frozen=True)
+class MemoryServices:
+    """The few collaborators chatmem's own memory tools use; put together once per app.
+
+    A host tool needs none of them: it has its own database session and
+    permission checks.
+    """
+
+    db: SQLAlchemy
+    can: Callable[[Any, str], bool]
+    approved_guidance: Callable[[Snapshot], Ordered[dict[str, Any]]]
+    recalled_marks: Callable[[], dict[int, datetime]]
+    screen: Screen
+
+
 @dataclass
 class CallContext:
-    """Who is calling, from where, in which session; handed to tools that ask."""
+    """Who is calling, from where, in which session; handed to tools that ask.
 
-    memory: ToolHost
+    Narrow on purpose: the caller, the channel, the session, the app's
+    (frozen, read-only) settings, and the memory tools' few collaborators;
+    never the whole ChatMemory.
+    """
+
     user: Any
     user_id: str
     user_name: str
     channel: str
+    settings: Settings
+    services: MemoryServices
     session_id: str | None = None
     # A client's own name for its session (a REST `X-Chatmem-Session` header,
     # an MCP token's calls): the dispatcher finds or starts the session.

@@ -17,7 +17,7 @@ from flask_wtf.csrf import CSRFProtect
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from chatmem import ChatMemory
-from chatmem.config import from_environ
+from chatmem.settings import from_environ
 
 db = SQLAlchemy()
 memory = ChatMemory(db=db)

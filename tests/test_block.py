@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from chatmem.memory import guidance, settings
+from chatmem.memory import guidance, switches
 from chatmem.memory.block import LeftOut
 from chatmem.memory.models import Guidance
 
@@ -159,7 +159,7 @@ def test_an_entry_too_long_for_any_block_leaves_no_block(memory: Any, db: Any) -
             approved_at=datetime(2024, 1, 1),
         )
     )
-    settings.bump_revision(db)
+    switches.bump_revision(db)
     db.session.commit()
     block = memory.block()
     assert (block.text, block.included) == ("", ())

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from chatmem import config
-from chatmem.config import SETTINGS, ConfigError, Setting, from_environ
+from chatmem import settings as config
+from chatmem.settings import SETTINGS, ConfigError, Setting, from_environ
 
 # A valid text and the value it must become, for every setting (a new
 # setting fails `test_every_setting_has_an_example` until it gets one).
@@ -261,13 +261,13 @@ def test_settings_are_read_once_typed_and_reread_on_request(tmp_path: Path) -> N
     app = host_app(tmp_path, CHATMEM_RATE_LIMIT_PER_MINUTE="7", CHATMEM_MCP_ALLOWED_ORIGINS=["a"])
     memory = app.extensions["chatmem"].memory
     with app.app_context():
-        assert memory.config("CHATMEM_RATE_LIMIT_PER_MINUTE") == 7
-        assert memory.config("CHATMEM_MCP_ALLOWED_ORIGINS") == ("a",)
+        assert memory.settings.rate.per_minute == 7
+        assert memory.settings.mcp.allowed_origins == ("a",)
         app.config["CHATMEM_RATE_LIMIT_PER_MINUTE"] = 9
-        assert memory.config("CHATMEM_RATE_LIMIT_PER_MINUTE") == 7, "read once, at init_app"
+        assert memory.settings.rate.per_minute == 7, "read once, at init_app"
         memory.reload_settings()
-        assert memory.config("CHATMEM_RATE_LIMIT_PER_MINUTE") == 9
+        assert memory.settings.rate.per_minute == 9
         app.config["CHATMEM_LEDGER_VALUE_MAX"] = 0
         with pytest.raises(ConfigError, match="CHATMEM_LEDGER_VALUE_MAX must be"):
             memory.reload_settings()
-        assert memory.config("CHATMEM_RATE_LIMIT_PER_MINUTE") == 9, "a bad reload changes nothing"
+        assert memory.settings.rate.per_minute == 9, "a bad reload changes nothing"

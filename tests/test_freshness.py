@@ -122,7 +122,7 @@ def test_a_request_reads_the_state_once_and_again_after_its_own_change(
 ) -> None:
     from sqlalchemy import update
 
-    from chatmem.memory import settings
+    from chatmem.memory import switches
     from chatmem.memory.models import State
 
     with app.test_request_context():
@@ -135,12 +135,12 @@ def test_a_request_reads_the_state_once_and_again_after_its_own_change(
             )
         assert memory.snapshot() == first
         # Its own change is seen at once.
-        settings.set_setting(db, "memory_enabled", False, actor_id="1")
+        switches.set_setting(db, "memory_enabled", False, actor_id="1")
         assert memory.snapshot().memory_enabled is False
         assert memory.snapshot().auto_summarize is True
     with app.app_context():
         # Outside a request every call reads afresh.
-        settings.set_setting(db, "memory_enabled", True, actor_id="1")
+        switches.set_setting(db, "memory_enabled", True, actor_id="1")
         assert memory.snapshot().memory_enabled is True
     with app.test_request_context():
         assert memory.snapshot().memory_enabled is True, "each request reads its own"

@@ -20,7 +20,7 @@ from flask import Flask
 from sqlalchemy import func, insert, select
 
 from chatmem.memory import guidance as guidance_domain
-from chatmem.memory import settings
+from chatmem.memory import switches
 from chatmem.memory.models import Guidance, GuidanceEvent, LedgerEntry, Session, SummaryJob, utcnow
 from tests.channels import Channels
 from tests.fake_llm import RESPONSES, FakeLLM, openai_text
@@ -73,7 +73,7 @@ def store_before_the_rule(db: Any, texts: list[str], *, status: str = "publish")
             "version": 1,
         }
         ids.append(db.session.execute(insert(Guidance).values(row)).inserted_primary_key[0])
-    settings.bump_revision(db)
+    switches.bump_revision(db)
     db.session.commit()
     return ids
 

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from chatmem.memory import guidance, settings
+from chatmem.memory import guidance, switches
 from tests.test_mcp_client import in_app, run_client
 
 pytestmark = pytest.mark.slow
@@ -112,7 +112,7 @@ def test_reading_needs_recalls_capability_and_memory_on(
     assert seen[f"chatmem://guidance/{ids['fact']}"] == (-32000, "forbidden")
     assert seen["prompt"] == "forbidden"
 
-    in_app(app, lambda db: settings.set_setting(db, "memory_enabled", False, actor_id="1"))
+    in_app(app, lambda db: switches.set_setting(db, "memory_enabled", False, actor_id="1"))
 
     async def editor(client: Client) -> None:
         try:

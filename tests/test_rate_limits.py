@@ -21,7 +21,7 @@ import pytest
 from flask import Flask
 from sqlalchemy import func, select
 
-from chatmem.config import ConfigError
+from chatmem.settings import ConfigError
 from tests.channels import MCP, REST, make_token
 from tests.demo_client import DemoClient
 from tests.hostapp import create_host_app, reconfigure
@@ -214,7 +214,7 @@ def test_a_store_chatmem_cannot_use_stops_start_up(database_url: str) -> None:
         create_host_app(database_url, CHATMEM_RATELIMIT_STORAGE_URI="nosuch://:pw@here:1")
     assert "pw" not in str(caught.value) and "nosuch://***@here:1" in str(caught.value)
     with pytest.raises(ConfigError, match="CHATMEM_RATELIMIT_STORAGE_URI must be a storage URI"):
-        from chatmem.config import from_environ
+        from chatmem.settings import from_environ
 
         from_environ({"CHATMEM_RATELIMIT_STORAGE_URI": "localhost:6379"})
 

@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy.orm import Mapped, mapped_column
 
 from chatmem import ChatmemError
-from chatmem.config import SETTINGS
-from chatmem.demo import SETTINGS as DEMO_SETTINGS
+from chatmem.demo import DEMO_SETTINGS
+from chatmem.settings import SETTINGS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()

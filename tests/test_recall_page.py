@@ -15,7 +15,7 @@ from flask import Flask
 from jsonschema import Draft202012Validator
 from sqlalchemy import insert
 
-from chatmem.memory import guidance, settings
+from chatmem.memory import guidance, switches
 from chatmem.memory.models import GUIDANCE_TYPES, Guidance
 from tests.hostapp import reconfigure
 from tests.test_mcp_hot_path import call as mcp_call
@@ -81,7 +81,7 @@ def seed(db: Any, count: int, *, word: str = "common") -> list[int]:
             }
         )
     db.session.execute(insert(Guidance), rows)
-    settings.bump_revision(db)  # as every guidance change does: caches see the new rows
+    switches.bump_revision(db)  # as every guidance change does: caches see the new rows
     db.session.commit()
     stored = db.session.query(Guidance.id, Guidance.type, Guidance.approved_at).all()
     # SPEC §3: guardrails, facts, conventions, instructions; newest approval first.

@@ -9,8 +9,8 @@ import pytest
 from flask import Flask, g
 from jinja2 import DictLoader
 
-from chatmem.config import ConfigError
 from chatmem.csp import policy
+from chatmem.settings import ConfigError
 from tests.conftest import dispose
 from tests.hostapp import create_host_app, reconfigure
 from tests.screen_helpers import SCREEN, login

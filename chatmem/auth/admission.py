@@ -44,11 +44,11 @@ def admit_signed_in(memory: MemoryCore, user_id: str) -> None:
 
 
 def _per_user(memory: MemoryCore) -> int:
-    return int(memory.config("CHATMEM_RATE_LIMIT_PER_MINUTE"))
+    return memory.settings.rate.per_minute
 
 
 def _per_token(memory: MemoryCore) -> int:
     """The token's own budget; 0 (none) also when the user's budget is off."""
     user = _per_user(memory)
-    token = int(memory.config("CHATMEM_RATE_LIMIT_PER_TOKEN_PER_MINUTE"))
+    token = memory.settings.rate.per_token_per_minute
     return min(token, user) if user else 0

@@ -29,6 +29,8 @@ from ..errors import ChatmemError, RateLimited
 if TYPE_CHECKING:
     from flask import Flask
 
+    from ..settings import RateSettings
+
 EXTENSION_KEY = "chatmem_ratelimit"
 # What a client is told when the store cannot be reached: try again shortly.
 UNREACHABLE_RETRY_SECONDS = 5
@@ -43,9 +45,9 @@ class Budgets:
     prefix: str
 
 
-def init_app(app: Flask) -> None:
+def init_app(app: Flask, settings: RateSettings) -> None:
     """Build the store named by the app's settings (ValueError naming the key if unusable)."""
-    uri = str(app.config["CHATMEM_RATELIMIT_STORAGE_URI"])
+    uri = settings.storage_uri
     shown = _without_password(uri)
     try:
         storage = storage_from_string(uri)
@@ -63,7 +65,7 @@ def init_app(app: Flask) -> None:
             f"CHATMEM_RATELIMIT_STORAGE_URI {shown!r} cannot keep a moving window: "
             "use memory:// or redis://"
         ) from None
-    prefix = str(app.config["CHATMEM_RATELIMIT_KEY_PREFIX"])
+    prefix = settings.key_prefix
     app.extensions[EXTENSION_KEY] = Budgets(storage, strategy, prefix)
 
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import bindparam, func, or_, select, update
 
 from ..errors import Conflict, InvalidParams, NotFound, Unauthorized
-from ..memory import listing, reads, settings
+from ..memory import listing, reads, switches
 from ..memory.models import ApiToken, GuidanceEvent, utcnow
 from ..text import check_field
 
@@ -165,7 +165,7 @@ def issue(
     from ..permissions import user_id_of, user_name_of
 
     user_id = user_id_of(user)
-    cap = int(memory.config("CHATMEM_TOKENS_PER_USER"))
+    cap = memory.settings.rate.tokens_per_user
     if cap:
         _one_mint_at_a_time(memory.db, str(user_id))
     if cap and live_count(memory.db, user_id=user_id) >= cap:
@@ -290,7 +290,7 @@ def revoke(
         raise NotFound(f"No token #{token_id}.", details={"token_id": token_id})
     first = token.revoked_at is None
     token.revoked_at = token.revoked_at or utcnow()
-    settings.bump_revision(db)
+    switches.bump_revision(db)
     if actor_id is not None and first:
         db.session.add(
             GuidanceEvent(
@@ -312,7 +312,7 @@ def revoke_user(db: SQLAlchemy, user_id: str) -> int:
     )
     count = int(getattr(revoked, "rowcount", 0) or 0)
     if count:
-        settings.bump_revision(db)
+        switches.bump_revision(db)
     db.session.commit()
     return count
 

@@ -19,7 +19,7 @@ from limits.errors import StorageError
 from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from chatmem.config import Setting, from_environ, integer
+from chatmem.settings import Setting, from_environ, integer
 
 from . import notices, sessions, tools  # noqa: F401 - registers tools and hooks
 from .extensions import csrf, db, limiter, login_manager, memory
@@ -29,7 +29,7 @@ from .views import bp, http_exception, server_error, throttle_down
 log = logging.getLogger("chatmem.demo")
 
 #: The demo's own settings, read from the environment like chatmem's.
-SETTINGS: dict[str, Setting] = {
+DEMO_SETTINGS: dict[str, Setting] = {
     "DEMO_LICENSE_ACTIVE": Setting(
         True, "The demo's license_checker; false shows the Memory screen's locked view."
     ),
@@ -45,7 +45,7 @@ SETTINGS: dict[str, Setting] = {
 }
 
 DEFAULTS: dict[str, Any] = {
-    **{key: setting.default for key, setting in SETTINGS.items()},
+    **{key: setting.default for key, setting in DEMO_SETTINGS.items()},
     "MAX_CONTENT_LENGTH": 1024 * 1024,
     "SESSION_COOKIE_SAMESITE": "Lax",
     "REMEMBER_COOKIE_SAMESITE": "Lax",
@@ -72,7 +72,7 @@ def create_app(
     app = Flask(__name__, instance_path=instance_path, instance_relative_config=True)
     app.config.update(DEFAULTS)
     app.config.update(from_environ(os.environ))
-    app.config.update(from_environ(os.environ, SETTINGS))
+    app.config.update(from_environ(os.environ, DEMO_SETTINGS))
     app.config.update(config or {})
     app.config.setdefault("CHATMEM_SCREEN_CSP", sessions.SCREEN_CSP)  # unless set: never framed
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)

@@ -396,7 +396,7 @@ class _Turn:
 
     def ask_model(self) -> None:
         try:
-            provider = provider_from_config(current_app.config)
+            provider = provider_from_config(memory.settings.provider.as_config())
         except ProviderError as error:
             log.warning("chat provider misconfigured: %s", error)
             self.add(

@@ -14,7 +14,7 @@ from flask import Flask
 from waitress.server import create_server
 from werkzeug.serving import make_server, select_address_family
 
-from chatmem.config import ConfigError
+from chatmem.settings import ConfigError
 
 from . import create_app
 

@@ -28,7 +28,7 @@ from typing import Any
 from flask import Flask, Response, request, session
 from flask.sessions import SecureCookieSessionInterface
 
-from chatmem.config import SETTINGS
+from chatmem.settings import SETTINGS
 
 from .extensions import db, login_manager, memory
 from .models import User, new_nonce

@@ -146,7 +146,7 @@ def _pages_take_no_tokens() -> None:
 
 @bp.app_context_processor
 def _navigation() -> dict[str, Any]:
-    prefix = str(current_app.config["CHATMEM_URL_PREFIX"]).rstrip("/")
+    prefix = memory.settings.url_prefix.rstrip("/")
     is_admin = memory.can(current_user, "manage_options")
     pending = memory.pending_count() if is_admin else None
     return {
@@ -257,7 +257,7 @@ def chat_page(conversation_id: int | None = None) -> Any:
         conversations=_conversations(),
         conversation=conversation,
         data=data,
-        provider=str(current_app.config.get("CHATMEM_PROVIDER") or "none"),
+        provider=memory.settings.provider.name,
     )
 
 
@@ -308,7 +308,7 @@ def _connect_page(
     error: ChatmemError | None = None,
     form: Any = None,
 ) -> Response:
-    prefix = str(current_app.config["CHATMEM_URL_PREFIX"]).rstrip("/")
+    prefix = memory.settings.url_prefix.rstrip("/")
     mounted = {rule.rule for rule in current_app.url_map.iter_rules()}
     root = request.host_url.rstrip("/")
     mcp_url = f"{root}{prefix}/mcp"

@@ -7,9 +7,9 @@ from flask import Blueprint, Flask, Response
 from ..errors import ChatmemError
 
 
-def register_blueprints(app: Flask) -> None:
+def register_blueprints(app: Flask, url_prefix: str) -> None:
     """Mount every chatmem blueprint on the app under the configured prefix."""
-    prefix = str(app.config["CHATMEM_URL_PREFIX"]).rstrip("/")
+    prefix = url_prefix.rstrip("/")
     for blueprint, path in _mounts():
         app.register_blueprint(blueprint, url_prefix=prefix + path)
     from .errors import answer_routing_errors, http_error

@@ -31,7 +31,7 @@ def bearer() -> Bearer:
 
 def read_body() -> bytes:
     """The request body, refusing one over CHATMEM_MAX_BODY_BYTES before reading it all."""
-    limit = int(current_memory().config("CHATMEM_MAX_BODY_BYTES"))
+    limit = current_memory().settings.max_body_bytes
     too_large = PayloadTooLarge(
         f"The request body is larger than {limit} bytes.", details={"max_bytes": limit}
     )

@@ -22,7 +22,7 @@ from sqlalchemy.orm.exc import StaleDataError
 from ..errors import Conflict, InvalidParams, NotFound
 from ..json_schema import NOT_BLANK, describe_error
 from ..text import check_field
-from . import settings
+from . import switches
 from .models import (
     ENFORCED_SEVERITIES,
     GUIDANCE_TYPES,
@@ -139,13 +139,13 @@ def propose(
     ).first()
     if existing is not None:
         return existing, False
-    publish_now = not settings.read(db).require_approval and not flags
+    publish_now = not switches.read(db).require_approval and not flags
     entry = _new_entry(fields, status="publish" if publish_now else "pending", origin="agent")
     entry.session_id = session_id
     entry.created_by = actor_id
     if publish_now:
         entry.approved_at = entry.created_at
-        settings.bump_revision(db)
+        switches.bump_revision(db)
     db.session.add(entry)
     db.session.flush()
     detail: dict[str, Any] = {"status": entry.status}
@@ -161,7 +161,7 @@ def admin_add(db: SQLAlchemy, fields: Mapping[str, Any], *, actor_id: str) -> Gu
     entry.created_by = entry.approved_by = actor_id
     entry.approved_at = entry.created_at
     db.session.add(entry)
-    settings.bump_revision(db)
+    switches.bump_revision(db)
     db.session.flush()
     _event(db, entry, "admin_add", actor_id, None)
     db.session.commit()
@@ -439,7 +439,7 @@ def _commit_change(
     entry.updated_at = utcnow()
     try:
         _event(db, entry, action, actor_id, detail)
-        settings.bump_revision(db)
+        switches.bump_revision(db)
         if commit:
             db.session.commit()
         else:

@@ -18,7 +18,7 @@ from sqlalchemy import Row, bindparam, select, update
 
 from ..errors import InvalidParams, NotFound
 from ..text import for_agents
-from . import ledger, reads, settings
+from . import ledger, reads, switches
 from .models import CHANNELS, Session, SummaryJob, utcnow
 
 
@@ -175,7 +175,7 @@ def end(db: SQLAlchemy, session_id: str, *, transcript: str | None = None) -> Se
     session.ended_at = now
     _refresh_digest(db, session)
     session.recorded_at = session.recorded_at or now
-    if session.summary is None and settings.read(db).auto_summarize:
+    if session.summary is None and switches.read(db).auto_summarize:
         # Kept only until the job ends, and never with a secret or hidden text in it.
         kept = for_agents(transcript) if transcript else None
         db.session.add(summary_job(session, kept, now=now))

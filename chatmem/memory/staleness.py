@@ -19,7 +19,7 @@ from typing import Any
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
 
-from . import settings
+from . import switches
 from .guardrails.targets import parse_target
 from .models import Guidance, GuidanceEvent, utcnow
 
@@ -351,7 +351,7 @@ def _to_pending(
     if won.rowcount != 1:  # type: ignore[attr-defined]
         return False
     _event(db, entry_id, action, actor_id, {"status": "pending", "was": "publish", "note": note})
-    settings.bump_revision(db)
+    switches.bump_revision(db)
     return True
 
 

@@ -210,9 +210,9 @@ def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
     if context.snapshot is not None:
         # The guidance half comes from the per-revision cache (no query, a
         # topic searched in memory), which was built through text.for_agents.
-        approved = context.memory.approved_guidance(context.snapshot)
+        approved = context.services.approved_guidance(context.snapshot)
     found = run_recall(
-        context.memory.db, approved=approved, user_id=sessions_of(context), **filters
+        context.services.db, approved=approved, user_id=sessions_of(context), **filters
     )
     if approved is None:
         # Guidance may predate the text rules: nothing hidden reaches an agent.
@@ -223,12 +223,12 @@ def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
     if filters.get("topic") and found["guidance"]:
         # Found by topic: in use, so not listed under Unused (staleness.py).
         staleness.note_recalled(
-            context.memory.db,
+            context.services.db,
             (g["id"] for g in found["guidance"]),
-            noted=context.memory.recalled_marks(),
+            noted=context.services.recalled_marks(),
         )
-    if context.memory.can(context.user, "manage_options"):
-        found["guidance"] = guidance.with_hits(context.memory.db, found["guidance"])
+    if context.services.can(context.user, "manage_options"):
+        found["guidance"] = guidance.with_hits(context.services.db, found["guidance"])
     return found
 
 
@@ -238,10 +238,9 @@ def sessions_of(context: CallContext) -> str | None:
     A session summary is agent-written and unreviewed, and may quote private
     text: by default it goes back only to its own user, and to a curator.
     """
-    memory = context.memory
-    if memory.config("CHATMEM_RECALL_SESSIONS") == "site":
+    if context.settings.recall_sessions == "site":
         return None
-    if memory.can(context.user, "manage_options"):
+    if context.services.can(context.user, "manage_options"):
         return None
     return context.user_id
 
@@ -252,8 +251,8 @@ def _screened(context: CallContext, fields: dict[str, Any]) -> list[Any]:
     Called for every proposal of a call before any is stored, so a refusal
     stores nothing (not the summary, not the other takeaways).
     """
-    flags = context.memory.screen(fields, snapshot=context.snapshot)
-    if context.memory.config("CHATMEM_REJECTED_REPROPOSALS") == "refuse":
+    flags = context.services.screen(fields, snapshot=context.snapshot)
+    if context.settings.rejected_reproposals == "refuse":
         for flag in flags:
             if flag.code == "rejected_before":
                 raise InvalidParams(
@@ -266,14 +265,14 @@ def _screened(context: CallContext, fields: dict[str, Any]) -> list[Any]:
 def _propose(context: CallContext, fields: dict[str, Any], flags: list[Any]) -> tuple[Any, bool]:
     """Make a screened proposal: flagged ones wait for a person whatever the setting."""
     entry, created = guidance.propose(
-        context.memory.db,
+        context.services.db,
         fields,
         session_id=context.session_id,
         actor_id=context.user_id,
         flags=[flag.code for flag in flags],
     )
     if created:  # curators hear of it once the call commits (notify.py)
-        notify.stage(context.memory.db, notify.proposal_notice(entry, context.user_name))
+        notify.stage(context.services.db, notify.proposal_notice(entry, context.user_name))
     return entry, created
 
 
@@ -286,7 +285,7 @@ def remember(context: CallContext, **fields: Any) -> dict[str, Any]:
 def save_session_summary(
     context: CallContext, summary: str, takeaways: list[dict[str, str]] | None = None
 ) -> dict[str, Any]:
-    db = context.memory.db
+    db = context.services.db
     proposed = 0
     flagged = []
     screened = [(dict(t), _screened(context, dict(t))) for t in takeaways or ()]

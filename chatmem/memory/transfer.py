@@ -36,7 +36,7 @@ from sqlalchemy import Table, select, update
 from .. import inputs
 from ..errors import ChatmemError, InvalidParams
 from ..text import check_field
-from . import guidance, settings, staleness
+from . import guidance, staleness, switches
 from .models import STATUSES, Guidance, GuidanceEvent, utcnow
 from .screening import Flag
 
@@ -281,7 +281,7 @@ def _add(
         )
     )
     if publishes:
-        settings.bump_revision(db)
+        switches.bump_revision(db)
     return result
 
 

@@ -45,7 +45,7 @@ def _before_commit(session: OrmSession) -> None:
     if not notices or not has_app_context():
         return
     state = current_app.extensions.get("chatmem")
-    if state is not None and state.settings["CHATMEM_NOTIFY_WEBHOOK"]:
+    if state is not None and state.settings.notify_webhook:
         session.add_all(notify.outbox_rows(notices))
 
 
@@ -60,7 +60,7 @@ def fire(db: SQLAlchemy, hooks: HostHooks) -> None:
     """Hand ready notices to the host's hooks; a failing hook is logged, never raised."""
     notices = notify.take_ready(db)
     for notice in notices:
-        for hook in hooks._notice_hooks.get(notice.event, ()):
+        for hook in hooks.notice_hooks(notice.event):
             try:
                 hook(dict(notice.data))
             except Exception:

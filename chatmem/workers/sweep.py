@@ -24,9 +24,9 @@ def resolvers(hooks: HostHooks) -> staleness.Resolvers:
     """What the host lets the sweep check: registered tools, post ids, post types, labels."""
     names = frozenset(t.name.lower() for t in hooks.registry.tools())
     types = None
-    if hooks._post_types is not None:
-        types = frozenset(str(t).lower() for t in hooks._post_types())
-    return staleness.Resolvers(names, hooks._post_type_resolver, types, hooks._label_exists)
+    if hooks.post_types_hook is not None:
+        types = frozenset(str(t).lower() for t in hooks.post_types_hook())
+    return staleness.Resolvers(names, hooks.post_type_resolver_hook, types, hooks.label_exists_hook)
 
 
 def run(
@@ -45,7 +45,7 @@ def run(
         db.session.rollback()
         found = staleness.Resolvers(
             frozenset(t.name.lower() for t in hooks.registry.tools()),
-            label_exists=hooks._label_exists,
+            label_exists=hooks.label_exists_hook,
         )
     done = staleness.check_targets(db, found, server_name, review=review, now=now)
     done.review_due = staleness.review_due(db, now=now)

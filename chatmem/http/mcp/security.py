@@ -30,15 +30,13 @@ def _split_host(host: str) -> tuple[str, str]:
 
 
 def allowed_hosts() -> list[str]:
-    configured = current_memory().config("CHATMEM_MCP_ALLOWED_HOSTS")
+    configured = current_memory().settings.mcp.allowed_hosts
     if configured is None:
         from flask import current_app
 
-        server_name = current_app.config.get("SERVER_NAME")
+        server_name = current_app.config.get("SERVER_NAME")  # Flask's own key, not chatmem's
         return [*LOCAL_HOSTS, *([server_name] if server_name else [])]
-    if isinstance(configured, str):
-        configured = configured.split(",")
-    return [str(h).strip() for h in configured if str(h).strip()]
+    return [h.strip() for h in configured if h.strip()]
 
 
 def host_allowed(host: str, patterns: list[str]) -> bool:
@@ -59,10 +57,8 @@ def origin_allowed(origin: str, host: str) -> bool:
     parts = urlsplit(origin)
     if parts.scheme in ("http", "https") and parts.netloc and parts.netloc == host.lower():
         return True
-    extra = current_memory().config("CHATMEM_MCP_ALLOWED_ORIGINS") or ()
-    if isinstance(extra, str):
-        extra = extra.split(",")
-    return origin in {str(o).strip().rstrip("/").lower() for o in extra}
+    extra = current_memory().settings.mcp.allowed_origins
+    return origin in {o.strip().rstrip("/").lower() for o in extra}
 
 
 def refused_request() -> ChatmemError | None:

@@ -169,7 +169,7 @@ def flash_back(
 
 def _upgrade_url() -> str | None:
     """CHATMEM_UPGRADE_URL when it is a web or relative address (never javascript:)."""
-    url = str(current_memory().config("CHATMEM_UPGRADE_URL") or "").strip()
+    url = current_memory().settings.screen.upgrade_url.strip()
     parts = urlsplit(url)
     if parts.scheme in ("http", "https") or (url.startswith("/") and not url.startswith("//")):
         return url

@@ -18,7 +18,7 @@ from ...errors import ChatmemError, InvalidParams, NotFound
 from ...memory import curation, guidance
 from ...memory.models import Guidance
 from ...memory.screening import Flag
-from ...memory.settings import SETTINGS
+from ...memory.switches import SWITCHES
 from .access import admin_only, current_user, error_response, flash_back, wants_json
 from .blueprint import ID_MAX, actor_id, bp, known_tab
 from .forms import done, failed, read_fields, read_version
@@ -106,9 +106,9 @@ def settings() -> ResponseReturnValue:
     try:
         fields = read_fields()
         name = fields.get("name")
-        if name not in SETTINGS:
+        if name not in SWITCHES:
             raise InvalidParams(
-                f"name must be one of {', '.join(SETTINGS)}.", details={"field": "name"}
+                f"name must be one of {', '.join(SWITCHES)}.", details={"field": "name"}
             )
         value = _bool(fields.get("value"))
         snapshot = current_memory().set_setting(name, value, actor=current_user())
@@ -116,7 +116,7 @@ def settings() -> ResponseReturnValue:
         if _settings_wants_page():
             return failed(error, str(fields.get("tab") or "pending"))
         return jsonify({"error": error.to_dict()}), error.status
-    state = {n: getattr(snapshot, n) for n in SETTINGS}
+    state = {n: getattr(snapshot, n) for n in SWITCHES}
     if _settings_wants_page():
         word = "on" if value else "off"
         return flash_back(f"{SETTING_LABELS[name]} is {word}.", "ok", fields.get("tab", "pending"))

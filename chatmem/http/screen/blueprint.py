@@ -74,9 +74,9 @@ def _headers(response: Response) -> Response:
     if request.endpoint != "chatmem_memory.static":
         response.headers.setdefault("Cache-Control", "no-store")
         memory = current_memory()
-        base = memory.config("CHATMEM_SCREEN_CSP")
+        base = memory.settings.screen.csp
         if base:
-            csp = policy(str(base), memory._state().settings, used_nonce())
+            csp = policy(base, memory.settings.screen.host_sources, used_nonce())
             response.headers.setdefault("Content-Security-Policy", csp)
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("Referrer-Policy", "same-origin")
@@ -88,9 +88,9 @@ def _layout() -> dict[str, Any]:
     """The layout the screen's pages extend (the host's hook, else CHATMEM_BASE_TEMPLATE),
     and what the host's `screen_context` says its layout needs."""
     memory = current_memory()
-    chosen = memory._base_template() if memory._base_template is not None else None
-    extra = dict(memory._screen_context()) if memory._screen_context is not None else {}
-    return {**extra, "chatmem_base": chosen or memory.config("CHATMEM_BASE_TEMPLATE")}
+    chosen = memory.base_template_hook() if memory.base_template_hook is not None else None
+    extra = dict(memory.screen_context_hook()) if memory.screen_context_hook is not None else {}
+    return {**extra, "chatmem_base": chosen or memory.settings.screen.base_template}
 
 
 @bp.app_context_processor

@@ -39,7 +39,7 @@ def decide(request_id: int, decision: str) -> ResponseReturnValue:
             actor_id=actor_id(),
             actor_name=helpers()["user_name"](actor_id()),
             note=note,
-            grant_minutes=current_memory().config("CHATMEM_ASK_GRANT_MINUTES"),
+            grant_minutes=current_memory().settings.ask_grant_minutes,
         )
     except ChatmemError as error:
         return failed(error, "waiting")

@@ -48,9 +48,9 @@ def index() -> ResponseReturnValue:
         tab=tab,
         counts=counts,
         **(_EMPTY_VIEW | view),
-        refuses_rejected=current_memory().config("CHATMEM_REJECTED_REPROPOSALS") == "refuse",
+        refuses_rejected=current_memory().settings.rejected_reproposals == "refuse",
         upload_max_mb=transfer.UPLOAD_MAX_BYTES // (1024 * 1024),
-        grant_minutes=current_memory().config("CHATMEM_ASK_GRANT_MINUTES"),
+        grant_minutes=current_memory().settings.ask_grant_minutes,
         snapshot=current_memory().snapshot(),
         block=current_memory().block(),
         token_state=tokens.state_of,
@@ -80,7 +80,7 @@ def _waiting_view(db: SQLAlchemy, tab: str, counts: dict[str, int]) -> dict[str,
     number = listing.clamp_page(request.args.get("page"), counts["waiting"])
     offset = (number - 1) * listing.PER_PAGE
     calls = held.waiting(db, offset=offset, limit=listing.PER_PAGE)
-    resolve = current_memory()._post_type_resolver
+    resolve = current_memory().post_type_resolver_hook
     return {
         "page": listing.Page(calls, number, counts["waiting"]),
         "words": {call.id: held.describe(call, resolve) for call in calls},

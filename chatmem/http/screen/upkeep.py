@@ -46,7 +46,7 @@ def upkeep() -> ResponseReturnValue:
     """What needs a curator's look beyond Pending, and what memory costs."""
     mem = current_memory()
     db = mem.db
-    days = int(mem.config("CHATMEM_UNUSED_DAYS"))
+    days = mem.settings.unused_days
     unused_count, unused = staleness.unused(db, days, limit=SHOWN)
     too_new, never_used = staleness.too_new(db, days)
     gone = staleness.gone(db, limit=SHOWN)
@@ -87,7 +87,7 @@ def upkeep() -> ResponseReturnValue:
         waited=waiting_since(oldest),
         cost=cost,
         reach=reach,
-        stale_mode=mem.config("CHATMEM_STALE_TARGETS"),
+        stale_mode=mem.settings.stale_targets,
         shown=SHOWN,
         span=span,
         **helpers(),

@@ -57,7 +57,7 @@ def helpers() -> dict[str, Any]:
             mem.server_name,
             read_only,
             tool_names,
-            labels_known=mem._target_labels is not None,
+            labels_known=mem.target_labels_hook is not None,
         )
         if warning:
             return "warning", warning[0].upper() + warning[1:]

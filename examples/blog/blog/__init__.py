@@ -8,7 +8,7 @@ import os
 
 from flask import Flask
 
-from chatmem.config import from_environ
+from chatmem.settings import from_environ
 
 from .extensions import csrf, db, login, memory, migrate
 

@@ -4,13 +4,18 @@ All three sit on the single `chatmem_state` row beside the revision, so one
 primary-key read tells a process both whether its caches are fresh and how
 the switches stand. Changing a switch bumps the revision like a guidance
 change does, because the switch changes what is injected and enforced.
+
+No Flask here: a request that keeps the state it read passes its own store
+(the WSGI environ) to `current`.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
+from typing import Any
 
-from flask import has_request_context, request
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -19,7 +24,7 @@ from ..errors import InvalidParams
 from . import reads
 from .models import GuidanceEvent, State
 
-SETTINGS = ("memory_enabled", "require_approval", "auto_summarize")
+SWITCHES = ("memory_enabled", "require_approval", "auto_summarize")
 STATE_ID = 1
 
 
@@ -48,38 +53,49 @@ def read(db: SQLAlchemy) -> Snapshot:
     return Snapshot(row.revision, row.memory_enabled, row.require_approval, row.auto_summarize)
 
 
-# Where a request keeps the state it read: on the request itself, not on
-# flask.g, which an app context shares between requests (a test's, a CLI's).
+#: Where a request keeps the state it read: on the request itself (its WSGI
+#: environ, passed in as `kept`), not on flask.g, which an app context shares
+#: between requests (a test's, a CLI's).
 _REQUEST_KEY = "chatmem.snapshot"
 
+#: Bumps made by this thread: a request runs in one thread, so what it kept
+#: before its own bump is read again, and other threads' requests are untouched.
+_bumps = threading.local()
 
-def current(db: SQLAlchemy) -> Snapshot:
+#: Where the current request keeps its state, or None outside a request.
+KeptBy = Callable[[], MutableMapping[str, Any] | None]
+
+
+def _bumped() -> int:
+    return int(getattr(_bumps, "count", 0))
+
+
+def current(db: SQLAlchemy, kept: MutableMapping[str, Any] | None) -> Snapshot:
     """The state as this request sees it: one read per request, again after a bump.
 
-    Outside a request (a command, the sweeper, a test's app context) every
-    call reads afresh, so a long-lived app context never goes stale.
+    `kept` is the request's own store (None outside a request: a command, the
+    sweeper, a test's app context), where every call reads afresh, so a
+    long-lived app context never goes stale.
     """
-    if not has_request_context():
+    if kept is None:
         return read(db)
-    found: Snapshot | None = request.environ.get(_REQUEST_KEY)
-    if found is None:
-        found = request.environ[_REQUEST_KEY] = read(db)
-    return found
-
-
-def _forget_current() -> None:
-    if has_request_context():
-        request.environ.pop(_REQUEST_KEY, None)
+    found: tuple[int, Snapshot] | None = kept.get(_REQUEST_KEY)
+    if found is not None and found[0] == _bumped():
+        return found[1]
+    snapshot = read(db)
+    kept[_REQUEST_KEY] = (_bumped(), snapshot)
+    return snapshot
 
 
 class Reader:
     """Reads the state row: the dispatcher's view of the revision and switches."""
 
-    def __init__(self, db: SQLAlchemy) -> None:
+    def __init__(self, db: SQLAlchemy, kept_by: KeptBy) -> None:
         self.db = db
+        self.kept_by = kept_by
 
     def snapshot(self) -> Snapshot:
-        return current(self.db)
+        return current(self.db, self.kept_by())
 
 
 def ensure_state_row(db: SQLAlchemy) -> None:
@@ -95,7 +111,7 @@ def ensure_state_row(db: SQLAlchemy) -> None:
 
 def bump_revision(db: SQLAlchemy) -> None:
     """Mark the block and guardrail index stale, in the caller's transaction."""
-    _forget_current()
+    _bumps.count = _bumped() + 1  # what this thread's request kept is read again (`current`)
     ensure_state_row(db)
     db.session.execute(
         update(State).where(State.id == STATE_ID).values(revision=State.revision + 1)
@@ -103,7 +119,7 @@ def bump_revision(db: SQLAlchemy) -> None:
 
 
 def set_setting(db: SQLAlchemy, name: str, value: bool, *, actor_id: str | None) -> Snapshot:
-    if name not in SETTINGS:
+    if name not in SWITCHES:
         raise InvalidParams(f"Unknown setting {name!r}.", details={"field": "name"})
     if not isinstance(value, bool):
         raise InvalidParams(f"Setting {name!r} takes true or false.", details={"field": "value"})

@@ -1,0 +1,77 @@
+"""The composition root: what chatmem puts together, once, for one Flask app.
+
+`init_app` (and `reload_settings`) call `build`, which wires the dispatcher
+and its narrow collaborators from the host's hooks and the typed settings;
+the result lives in ``app.extensions["chatmem"]``. Nothing here is read by
+string key and nothing below it reaches back into the `ChatMemory` facade.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from flask import has_request_context, request
+
+from .dispatch import DbSessions, Dispatcher
+from .memory import switches
+from .revision import RevisionCache
+from .settings import Settings
+from .tools import MemoryServices
+
+if TYPE_CHECKING:
+    from .core import MemoryCore
+    from .workers.background import BackgroundSweeper
+
+
+@dataclass
+class AppState:
+    """What chatmem keeps per Flask app."""
+
+    memory: MemoryCore
+    settings: Settings
+    cache: RevisionCache
+    dispatcher: Dispatcher
+    services: MemoryServices
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    sweeper: BackgroundSweeper | None = None
+    # Entries this process marked as found by `recall` (id -> when); see staleness.py.
+    recalled: dict[int, datetime] = field(default_factory=dict)
+
+
+def request_store() -> dict[str, Any] | None:
+    """Where this request keeps what it read once (its WSGI environ); None outside one."""
+    return request.environ if has_request_context() else None
+
+
+def build(memory: MemoryCore, settings: Settings) -> AppState:
+    """The per-app state: the dispatcher and its collaborators, put together once."""
+    db = memory.db
+    cache = RevisionCache(
+        db,
+        settings.server_name,
+        lambda: memory.post_type_resolver_hook,
+        lambda: memory.target_labels_hook,
+    )
+    dispatcher = Dispatcher(
+        memory.registry,
+        db=db,
+        server_name=settings.server_name,
+        permissions=memory.permissions,
+        state=switches.Reader(db, request_store),
+        guardrails=cache,
+        sessions=DbSessions(db, settings),
+        limits=settings,
+    )
+    services = MemoryServices(
+        db=db,
+        can=memory.can,
+        approved_guidance=memory.approved_guidance,
+        recalled_marks=memory.recalled_marks,
+        screen=memory.screen,
+    )
+    return AppState(
+        memory=memory, settings=settings, cache=cache, dispatcher=dispatcher, services=services
+    )

@@ -9,6 +9,7 @@ import pytest
 from chatmem import BlockedByMemory
 from chatmem.memory import guidance
 from chatmem.memory.block import active_entries
+from chatmem.memory.guardrails import matching
 from chatmem.memory.guardrails.index import GuardrailIndex, Rule
 from chatmem.memory.guardrails.targets import canonical_id, parse_target, target_warning
 from chatmem.memory.models import Guidance, LedgerEntry
@@ -427,8 +428,8 @@ def test_the_index_keeps_each_rules_severity(db: Any, admin: Any) -> None:
     held = guard(db, admin, "post_id:3", severity="ask")
     refused = guard(db, admin, "create-user")
     index = GuardrailIndex.build(active_entries(db), "chatmem")
-    ask_rule = index.match("update-post", {"post_id": 3}, None)
-    block_rule = index.match("create-user", {}, None)
+    ask_rule = matching.match(index, "update-post", {"post_id": 3}, None)
+    block_rule = matching.match(index, "create-user", {}, None)
     assert ask_rule == Rule(held.id, held.title, "post_id:3", "ask")
     assert block_rule == Rule(refused.id, refused.title, "create-user", "block")
 

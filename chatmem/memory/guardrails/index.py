@@ -9,12 +9,10 @@ a one-rule index, so both judge a call by the same matcher.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..models import ENFORCED_SEVERITIES, Guidance
-from . import matching
 from .targets import parse_target
 
 
@@ -76,13 +74,3 @@ class GuardrailIndex:
 
     def __len__(self) -> int:
         return self.size
-
-    def match(
-        self,
-        tool_name: str,
-        arguments: Mapping[str, Any],
-        resolve_post_type: Callable[[Any], str | None] | None,
-        resolve_labels: matching.LabelResolver | None = None,
-    ) -> Rule | None:
-        """The first rule that refuses or holds this call, or None (see `matching.match`)."""
-        return matching.match(self, tool_name, arguments, resolve_post_type, resolve_labels)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from types import ModuleType
 from typing import Any
 
 import click
@@ -252,7 +253,8 @@ def doctor(workers: int | None) -> None:
     click.echo("No problems found.")
 
 
-def _migrate():  # type: ignore[no-untyped-def]
+def _migrate() -> ModuleType:
+    """chatmem.migrate, imported when a command needs it (Alembic is slow to import)."""
     from . import migrate
 
     return migrate

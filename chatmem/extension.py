@@ -73,7 +73,7 @@ class ChatMemory(MemoryCore):
                 from .workers.background import BackgroundSweeper
 
                 interval = self.settings.background_sweep.total_seconds()
-                state.sweeper = BackgroundSweeper(current_app._get_current_object(), interval)  # type: ignore[attr-defined]
+                state.sweeper = BackgroundSweeper(current_app._get_current_object(), interval)  # type: ignore[attr-defined]  # a LocalProxy method, not on Flask's type
                 state.sweeper.start()
 
     def stop_background(self, timeout: float = 10.0) -> None:

@@ -78,7 +78,7 @@ class _WhenAlembicLoads(importlib.abc.MetaPathFinder):
             with _lock:
                 _register()
 
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]  # wrapping the loader's method is the point
         return spec
 
 

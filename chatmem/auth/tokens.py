@@ -354,7 +354,7 @@ def _bearer_token(authorization: str | None) -> str:
 def _known_token(memory: MemoryCore, token_hash: str) -> KnownToken:
     """The token's row, from this worker's cache at the request's revision or the database."""
     known = memory.known_tokens(memory.snapshot())
-    token = known.get(token_hash)
+    token: KnownToken | None = known.get(token_hash)
     if token is not None:
         return token
     row = reads.first(memory.db, _BY_HASH, {"token_hash": token_hash})

@@ -84,7 +84,7 @@ def create_app(
     proxies = int(app.config["DEMO_TRUSTED_PROXIES"])
     if proxies:
         # Only headers set by our own proxies are believed; with 0 a client cannot fake HTTPS.
-        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]  # Flask documents replacing wsgi_app this way
             app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies, x_port=proxies
         )
     # The session cookie is Secure whenever the request is HTTPS (sessions.py).

@@ -37,7 +37,7 @@ def iso(value: datetime | None) -> str | None:
     return value.isoformat(timespec="seconds") + "Z" if value else None
 
 
-class User(UserMixin, db.Model):  # type: ignore[name-defined,misc]
+class User(UserMixin, db.Model):  # type: ignore[name-defined,misc]  # Flask-SQLAlchemy makes db.Model at run time
     __tablename__ = "demo_user"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -69,7 +69,7 @@ class User(UserMixin, db.Model):  # type: ignore[name-defined,misc]
         }
 
 
-class Post(db.Model):  # type: ignore[name-defined,misc]
+class Post(db.Model):  # type: ignore[name-defined,misc]  # Flask-SQLAlchemy makes db.Model at run time
     __tablename__ = "demo_post"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -92,7 +92,7 @@ class Post(db.Model):  # type: ignore[name-defined,misc]
         return out
 
 
-class Conversation(db.Model):  # type: ignore[name-defined,misc]
+class Conversation(db.Model):  # type: ignore[name-defined,misc]  # Flask-SQLAlchemy makes db.Model at run time
     """A chat, with the chatmem session it runs in and the context it began with.
 
     `system_context` is frozen at creation: a conversation under way keeps
@@ -126,7 +126,7 @@ class Conversation(db.Model):  # type: ignore[name-defined,misc]
         }
 
 
-class ChatMessage(db.Model):  # type: ignore[name-defined,misc]
+class ChatMessage(db.Model):  # type: ignore[name-defined,misc]  # Flask-SQLAlchemy makes db.Model at run time
     """One entry of a conversation.
 
     `assistant` rows may carry the tool calls the model asked for; each

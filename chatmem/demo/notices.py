@@ -25,7 +25,7 @@ SHOWN = 3
 KEPT_FOR = timedelta(days=1)
 
 
-class CuratorNotice(db.Model):  # type: ignore[name-defined,misc]
+class CuratorNotice(db.Model):  # type: ignore[name-defined,misc]  # Flask-SQLAlchemy makes db.Model at run time
     __tablename__ = "demo_curator_notice"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -79,4 +79,4 @@ def dismiss(notice_id: int) -> bool:
     """Remove one notice (the item itself still waits in its queue); False if there was none."""
     removed = db.session.execute(delete(CuratorNotice).where(CuratorNotice.id == notice_id))
     db.session.commit()
-    return bool(removed.rowcount)  # type: ignore[attr-defined]
+    return bool(removed.rowcount)  # type: ignore[attr-defined]  # a DELETE's result has rowcount; execute() is typed as a plain Result

@@ -81,7 +81,7 @@ def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
     try:
         import fcntl
     except ImportError:  # Windows: one process at a time is the user's business there
-        fcntl = None  # type: ignore[assignment]
+        fcntl = None  # type: ignore[assignment]  # no fcntl off POSIX
     if not path or path == ":memory:" or fcntl is None:
         yield
         return

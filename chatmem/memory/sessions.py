@@ -119,7 +119,8 @@ def lookup(db: SQLAlchemy, session_id: str) -> Row[Any] | None:
     memo = session.info.get(_MEMO)
     transaction = session.get_transaction()
     if memo and transaction is not None and memo[0] is transaction and memo[1] == session_id:
-        return memo[2]
+        remembered: Row[Any] | None = memo[2]
+        return remembered
     row = reads.first(db, _LOOKUP, {"session_id": session_id})
     session.info[_MEMO] = (session.get_transaction(), session_id, row)
     return row

@@ -302,7 +302,7 @@ def _set_gone(
         .values(target_gone_at=now)
         .execution_options(synchronize_session=False)
     )
-    if won.rowcount != 1:  # type: ignore[attr-defined]
+    if won.rowcount != 1:  # type: ignore[attr-defined]  # an UPDATE's result has rowcount; execute() is typed as a plain Result
         return False
     _event(db, entry_id, "target_gone", actor_id, {"note": reason})
     return True
@@ -315,7 +315,7 @@ def _clear_gone(db: SQLAlchemy, entry_id: int, actor_id: str | None) -> bool:
         .values(target_gone_at=None)
         .execution_options(synchronize_session=False)
     )
-    if won.rowcount != 1:  # type: ignore[attr-defined]
+    if won.rowcount != 1:  # type: ignore[attr-defined]  # an UPDATE's result has rowcount; execute() is typed as a plain Result
         return False
     _event(db, entry_id, "target_back", actor_id, None)
     return True
@@ -348,7 +348,7 @@ def _to_pending(
         )
         .execution_options(synchronize_session=False)
     )
-    if won.rowcount != 1:  # type: ignore[attr-defined]
+    if won.rowcount != 1:  # type: ignore[attr-defined]  # an UPDATE's result has rowcount; execute() is typed as a plain Result
         return False
     _event(db, entry_id, action, actor_id, {"status": "pending", "was": "publish", "note": note})
     switches.bump_revision(db)

@@ -92,7 +92,7 @@ def url_path(value: str) -> str:
 
 def storage_uri(value: str) -> str:
     """A synchronous `limits` storage URI; the store itself is built (and reached) by init_app."""
-    from limits.storage import SCHEMES
+    from limits.storage import SCHEMES  # type: ignore[attr-defined]  # re-exported, not in its __all__
 
     uri = value.strip()
     scheme, separator, _ = uri.partition("://")

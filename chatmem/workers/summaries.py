@@ -69,7 +69,7 @@ class Policy:
     def delay(self, attempts: int, retry_after: float | None = None) -> timedelta:
         """Exponential back-off after `attempts` tries, or the server's wait if longer."""
         exponent = min(max(attempts - 1, 0), 30)
-        wait = min(self.backoff * (2**exponent), self.backoff_max)
+        wait: timedelta = min(self.backoff * (2**exponent), self.backoff_max)
         if retry_after is not None and retry_after > 0:
             wait = max(wait, min(timedelta(seconds=retry_after), RETRY_AFTER_CAP))
         return wait
@@ -178,7 +178,7 @@ def take(db: SQLAlchemy, policy: Policy, rows: list[Due], *, now: datetime) -> l
             .where(same)
             .values(status="running", claimed_at=now, attempts=attempts + 1)
         )
-        if won.rowcount == 1:  # type: ignore[attr-defined]
+        if won.rowcount == 1:  # type: ignore[attr-defined]  # an UPDATE's result has rowcount; execute() is typed as a plain Result
             claims.append(Claim(job_id, session_id, attempts + 1))
     db.session.commit()
     return claims
@@ -334,7 +334,7 @@ def _finish(
             output_tokens=usage.output_tokens or None if usage else None,
         )
     )
-    if won.rowcount != 1:  # type: ignore[attr-defined]
+    if won.rowcount != 1:  # type: ignore[attr-defined]  # an UPDATE's result has rowcount; execute() is typed as a plain Result
         db.session.rollback()
         log.warning("summary job %s: lost its claim (lease expired); result dropped", held.job_id)
         return
@@ -367,7 +367,7 @@ def _fail(db: SQLAlchemy, policy: Policy, held: Claim, exc: ProviderError, *, no
         }
         outcome = "failed"
     won = db.session.execute(update(SummaryJob).where(_held(held)).values(**values))
-    if won.rowcount != 1:  # type: ignore[attr-defined]
+    if won.rowcount != 1:  # type: ignore[attr-defined]  # an UPDATE's result has rowcount; execute() is typed as a plain Result
         db.session.rollback()
         return "skipped"
     db.session.commit()

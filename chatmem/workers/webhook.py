@@ -143,7 +143,7 @@ def deliver_due(
             .where(same)
             .values(status="running", attempts=attempts + 1, claimed_at=now)
         )
-        if won.rowcount == 1:  # type: ignore[attr-defined]
+        if won.rowcount == 1:  # type: ignore[attr-defined]  # an UPDATE's result has rowcount; execute() is typed as a plain Result
             claimed.append((job_id, attempts + 1))
     db.session.commit()
     for job_id, attempts in claimed:

@@ -43,7 +43,7 @@ def current_user() -> Any:
         return None
     from flask_login import current_user as proxy
 
-    user = proxy._get_current_object()  # type: ignore[attr-defined]
+    user = proxy._get_current_object()
     return user if getattr(user, "is_authenticated", False) else None
 
 

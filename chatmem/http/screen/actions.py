@@ -127,7 +127,7 @@ def _bool(raw: Any) -> bool:
     if isinstance(raw, bool):
         return raw
     if raw in ("true", "false"):  # exactly the documented values (fail closed)
-        return raw == "true"
+        return str(raw) == "true"
     raise InvalidParams("value must be true or false.", details={"field": "value"})
 
 

@@ -109,7 +109,7 @@ def dry_run(
         chosen = tuple_(*reads).in_([tuple(group[: len(reads)]) for group in newest])
         if parsed.key != "tool":
             # a second pass over few rows only
-            chosen = and_(_mentioning(newest), chosen)  # type: ignore[assignment]
+            chosen = and_(_mentioning(newest), chosen)  # type: ignore[assignment]  # and_ returns a ColumnElement, stored where a BinaryExpression was
         query = select(LedgerEntry).where(window, chosen).order_by(LedgerEntry.id.desc())
         calls = list(db.session.scalars(query.limit(limit)))
     count = sum(group.calls for group in matched)

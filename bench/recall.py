@@ -20,7 +20,7 @@ entries (default 200; the issue's scale is all 10,000).
 
 The "tool path" lines time `recall()` as the recall tool runs it over MCP and
 REST: guidance from the worker's per-revision cache of approved entries (the
-topic searched in memory, `chatmem/memory/topic_index.py`), session records
+topic searched in memory, `chatmem/memory/recall/topic_index.py`), session records
 from the database. The state-row read that hands the cache its revision is
 the request's (the bearer check), not recall's, and is left out. Goal
 (issue 12): p50 <= 1 ms for a rare topic, <= 3 ms for a common one.

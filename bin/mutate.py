@@ -143,7 +143,7 @@ TARGETS = {
     ),
     # What recall returns: published guidance, and a private session's notes only to its owner.
     "recall": Target(
-        "chatmem/memory/recall.py",
+        "chatmem/memory/recall/__init__.py",
         (
             "tests/test_recall_privacy.py",
             "tests/test_recall_index.py",

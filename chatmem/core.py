@@ -24,14 +24,14 @@ from .memory import block as _block
 from .memory import costs as _costs
 from .memory import held as _held
 from .memory import screening as _screening
-from .memory import search as _search  # noqa: F401 - create_all builds the recall indexes too
 from .memory import sessions as _sessions
 from .memory import switches as _switches
 from .memory import tools as _memory_tools
 from .memory.guardrails.dry_run import DryRun
 from .memory.guardrails.dry_run import dry_run as _dry_run
 from .memory.models import Base
-from .memory.recall_page import Ordered
+from .memory.recall import search as _search  # noqa: F401 - create_all builds the recall indexes too
+from .memory.recall.recall_page import Ordered
 from .permissions import user_id_of, user_name_of
 from .settings import Settings
 from .state import AppState

@@ -29,9 +29,9 @@ def include_name(name: str | None, type_: str, parent_names: Any) -> bool:
 
     The host's tables share the database and are none of chatmem's business;
     the recall search objects are engine-specific DDL kept outside the models'
-    metadata (see `memory.search`), managed by hand in the migrations.
+    metadata (see `memory.recall.search`), managed by hand in the migrations.
     """
-    from .memory.search import SEARCH_OBJECTS
+    from .memory.recall.search import SEARCH_OBJECTS
 
     if name is None:
         return True

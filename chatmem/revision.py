@@ -22,7 +22,7 @@ from .memory import screening as _screening
 from .memory.guardrails.index import GuardrailIndex
 from .memory.guardrails.matching import LabelResolver, Refusal, refusal
 from .memory.models import guidance_record
-from .memory.recall_page import Ordered
+from .memory.recall.recall_page import Ordered
 from .text import for_agents_record
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from flask_sqlalchemy import SQLAlchemy
 
-    from .memory.recall_page import Ordered
+    from .memory.recall.recall_page import Ordered
     from .memory.screening import Flag
     from .memory.switches import Snapshot
     from .settings import Settings

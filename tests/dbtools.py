@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import Engine, MetaData, inspect, text
 
-from chatmem.memory import search
 from chatmem.memory.models import Base
+from chatmem.memory.recall import search
 from chatmem.migrate import VERSION_TABLE
 
 # Tables older migrations made and newer ones drop: a database last used by an

@@ -13,8 +13,8 @@ from flask import Flask
 from sqlalchemy import Engine, text
 
 from chatmem import migrate
-from chatmem.memory import search
 from chatmem.memory.models import Base
+from chatmem.memory.recall import search
 from chatmem.migrate import include_name
 from tests.conftest import dispose
 from tests.dbtools import chatmem_tables, drop_chatmem, search_objects

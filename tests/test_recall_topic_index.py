@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from chatmem.memory import guidance, topic_index
+from chatmem.memory import guidance
 from chatmem.memory import recall as recall_queries
 from chatmem.memory.models import Guidance
+from chatmem.memory.recall import topic_index
 from chatmem.text import for_agents_record
 from tests.test_recall_index import _seed, _topics
 

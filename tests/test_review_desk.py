@@ -17,7 +17,8 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from chatmem.errors import Conflict, InvalidParams
-from chatmem.memory import desk, evidence, filters, guidance
+from chatmem.http.screen.reads import evidence, filters
+from chatmem.memory import desk, guidance
 from chatmem.memory.models import Guidance, GuidanceEvent
 from tests.hostapp import USERS
 from tests.screen_helpers import JSON, SCREEN, add_token_route, login, propose, state, token

@@ -23,7 +23,8 @@ from jsonschema import Draft202012Validator
 from sqlalchemy import select
 
 from chatmem import InvalidParams
-from chatmem.memory import guidance, history, staleness, transfer
+from chatmem.http.screen.reads import history
+from chatmem.memory import guidance, staleness, transfer
 from chatmem.memory.models import (
     GUIDANCE_TYPES,
     SEVERITIES,

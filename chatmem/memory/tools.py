@@ -11,7 +11,7 @@ from . import guidance, notify, screening, sessions, staleness
 from .guidance import FIELDS_SCHEMA, TEXT_FIELD, TYPE_FIELD
 from .models import Session
 from .recall import recall as run_recall
-from .recall_page import CURSOR_MAX, DEFAULT_LIMIT, LIMIT_MAX
+from .recall.recall_page import CURSOR_MAX, DEFAULT_LIMIT, LIMIT_MAX
 from .summary_prompt import SUMMARY_MAX
 
 TOPIC_MAX = 200

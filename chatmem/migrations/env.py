@@ -3,7 +3,7 @@
 The engine comes from the Flask app (`chatmem.migrate.alembic_config`), never
 from an .ini file. Only `chatmem_*` tables are compared, so the host's tables
 on the same database are invisible here; the trigram search objects are
-engine-specific DDL that the migrations manage by hand (`memory.search`), so
+engine-specific DDL that the migrations manage by hand (`memory.recall.search`), so
 they are left out of comparisons too.
 """
 

@@ -1,7 +1,7 @@
 """The review desk on the Memory screen (issue 15, points 1 and 5).
 
-- The guidance tabs' search, filters and sort (`chatmem.memory.filters`),
-  and the evidence beside each proposal (`chatmem.memory.evidence`), which
+- The guidance tabs' search, filters and sort (`reads/filters.py`),
+  and the evidence beside each proposal (`reads/evidence.py`), which
   the index view asks for through `tab_page` and `extras`.
 - "Replace #N with this": approve a proposal and trash the entry it
   supersedes, in one transaction (`chatmem.memory.desk.replace`).
@@ -23,12 +23,13 @@ from flask.typing import ResponseReturnValue
 from ... import inputs
 from ...core import current_memory
 from ...errors import ChatmemError, InvalidParams
-from ...memory import curation, desk, filters, guidance
+from ...memory import curation, desk, guidance
 from .access import admin_only, wants_json
 from .actions import screen
 from .blueprint import ID_MAX, actor_id, bp
 from .desk_view import BULK_TABS
 from .forms import entry_json, failed, read_version
+from .reads import filters
 from .view import visible
 
 # Which bulk actions each tab offers (the domain refuses any other status).

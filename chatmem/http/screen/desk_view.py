@@ -11,8 +11,9 @@ from typing import Any
 from flask import request
 from flask_sqlalchemy import SQLAlchemy
 
-from ...memory import evidence, filters, guidance, listing
+from ...memory import guidance, listing
 from ...memory.models import Guidance
+from .reads import evidence, filters
 
 # Which bulk actions each tab offers (the domain refuses any other status).
 BULK_TABS = {"active": ("disable", "enable", "trash"), "trash": ("restore",)}

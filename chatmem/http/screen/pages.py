@@ -17,11 +17,12 @@ from ... import text
 from ...auth import tokens
 from ...core import current_memory
 from ...errors import ChatmemError, InvalidParams, NotFound
-from ...memory import guidance, held, history, ledger, listing, transfer
+from ...memory import guidance, held, ledger, listing, transfer
 from ...memory.models import ENFORCED_SEVERITIES, Guidance, Session
 from . import desk_view
 from .access import admin_only, error_response
 from .blueprint import ID_MAX, bp, known_tab
+from .reads import history
 from .view import helpers
 
 HITS_SHOWN = 100

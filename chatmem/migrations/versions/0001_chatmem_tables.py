@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from chatmem.memory import search
+from chatmem.memory.recall import search
 
 revision: str = "0001"
 down_revision: str | None = None

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from chatmem.memory import search
+from chatmem.memory.recall import search
 
 revision: str = "0010"
 down_revision: str | None = "0009"

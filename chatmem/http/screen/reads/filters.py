@@ -16,12 +16,12 @@ from typing import Any
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import ColumnElement, and_, func, not_, or_, select
 
-from ..errors import InvalidParams
-from ..text import hidden_characters
-from .guidance import SCOPE_MAX
-from .listing import _TAB_ORDER, _TAB_STATUS, PER_PAGE, Page, clamp_page
-from .models import GUIDANCE_TYPES, Guidance
-from .recall import topic_filter
+from ....errors import InvalidParams
+from ....memory.guidance import SCOPE_MAX
+from ....memory.listing import _TAB_ORDER, _TAB_STATUS, PER_PAGE, Page, clamp_page
+from ....memory.models import GUIDANCE_TYPES, Guidance
+from ....memory.recall import topic_filter
+from ....text import hidden_characters
 
 Q_MAX = 200
 ORIGINS = ("agent", "admin")

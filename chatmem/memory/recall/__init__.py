@@ -37,8 +37,8 @@ from sqlalchemy import (
     table,
 )
 
-from . import reads, search, topic_index
-from .models import (
+from .. import reads
+from ..models import (
     GUIDANCE_RECORD_COLUMNS,
     GUIDANCE_TYPES,
     SESSION_RECORD_COLUMNS,
@@ -47,6 +47,7 @@ from .models import (
     guidance_record,
     session_record,
 )
+from . import search, topic_index
 from .recall_page import (
     DEFAULT_LIMIT,
     Key,

@@ -25,9 +25,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..guardrails.targets import Target
 from . import phrasebook
 from .folding import views
-from .guardrails.targets import Target
 from .phrasing import compile_words, phrase
 
 _RETIRED = compile_words(phrasebook.RETIRED)

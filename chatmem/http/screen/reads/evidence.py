@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import ColumnElement, column, func, literal_column, or_, select, table
 
-from . import search
-from .guidance import fold
-from .models import Guidance, LedgerEntry
-from .recall import ESCAPE, like_pattern
+from ....memory.guidance import fold
+from ....memory.models import Guidance, LedgerEntry
+from ....memory.recall import ESCAPE, like_pattern, search
 
 SIMILAR_SHOWN = 5
 LEDGER_SHOWN = 10

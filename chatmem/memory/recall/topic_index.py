@@ -26,7 +26,7 @@ from typing import Any
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import Engine, func, select
 
-from .models import Guidance
+from ..models import Guidance
 from .recall_page import Ordered
 
 # No topic may hold this character (a topic with it goes to the database);

@@ -44,10 +44,11 @@ from typing import Any
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import bindparam, select
 
-from . import folding, poison, reads, retraction
-from .guardrails.targets import parse_target
-from .guidance import default_title, reason_of, rejections, text_key
-from .models import Guidance
+from .. import reads
+from ..guardrails.targets import parse_target
+from ..guidance import default_title, reason_of, rejections, text_key
+from ..models import Guidance
+from . import folding, poison, retraction
 
 # Trigram similarity (as PostgreSQL's pg_trgm computes it) of the content
 # words, above which two entries are "nearly the same" or, with opposite

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from ..errors import InvalidParams
-from .models import GUIDANCE_TYPES
+from ...errors import InvalidParams
+from ..models import GUIDANCE_TYPES
 
 DEFAULT_LIMIT = 50
 LIMIT_MAX = 500

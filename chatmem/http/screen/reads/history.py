@@ -17,8 +17,8 @@ from datetime import datetime
 from difflib import SequenceMatcher
 from typing import Any
 
-from .guidance import EDITABLE, default_title
-from .models import Guidance, GuidanceEvent
+from ....memory.guidance import EDITABLE, default_title
+from ....memory.models import Guidance, GuidanceEvent
 
 # How each action reads in the trail.
 ACTION_LABELS = {

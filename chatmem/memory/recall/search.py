@@ -35,7 +35,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Table, event
 
-from .models import Guidance, Session
+from ..models import Guidance, Session
 
 log = logging.getLogger("chatmem")
 

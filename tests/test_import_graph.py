@@ -176,3 +176,105 @@ def test_no_package_cycle_but_the_known_ones() -> None:
         if not any(cycle <= known for known in KNOWN_PACKAGE_CYCLES)
     ]
     assert new == [], "import cycles among chatmem's packages (see this test's docstring)"
+
+
+# The domain's floor (issue 27): memory/ takes plain values and a database
+# session, so it imports no web framework, no HTTP client and nothing that sits
+# above it (the edge, the workers, the facade, the providers).
+ABOVE_THE_DOMAIN = (
+    "flask",
+    "werkzeug",
+    "urllib.request",
+    "httpx",
+    "chatmem.http",
+    "chatmem.workers",
+    "chatmem.core",
+    "chatmem.extension",
+    "chatmem.state",
+    "chatmem.auth",
+    "chatmem.providers",
+    "chatmem.demo",
+    "chatmem.cli",
+)
+# Flask-SQLAlchemy still names the session's type in these modules (`db:
+# SQLAlchemy`, read as `db.session`); the list may only shrink.
+STILL_ON_FLASK_SQLALCHEMY = {
+    "chatmem.memory.block",
+    "chatmem.memory.costs",
+    "chatmem.memory.curation",
+    "chatmem.memory.desk",
+    "chatmem.memory.guardrails.dry_run",
+    "chatmem.memory.guidance",
+    "chatmem.memory.held",
+    "chatmem.memory.ledger",
+    "chatmem.memory.listing",
+    "chatmem.memory.notify",
+    "chatmem.memory.reads",
+    "chatmem.memory.recall",
+    "chatmem.memory.recall.topic_index",
+    "chatmem.memory.screening",
+    "chatmem.memory.sessions",
+    "chatmem.memory.staleness",
+    "chatmem.memory.switches",
+    "chatmem.memory.transfer",
+}
+
+
+def _every_import(name: str, path: Path) -> set[str]:
+    """Every module a file imports, at load time or inside a function (not for type checking)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    checking = {
+        id(inner)
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.If) and _is_type_checking(node.test)
+        for inner in ast.walk(node)
+    }
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if id(node) in checking:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+    return found
+
+
+def _domain_imports() -> dict[str, set[str]]:
+    return {
+        name: _every_import(name, path)
+        for name, path in _modules().items()
+        if name == "chatmem.memory" or name.startswith("chatmem.memory.")
+    }
+
+
+def _under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def test_the_domain_imports_nothing_above_it() -> None:
+    found = {
+        name: sorted(m for m in imports if any(_under(m, p) for p in ABOVE_THE_DOMAIN))
+        for name, imports in _domain_imports().items()
+    }
+    assert {name: bad for name, bad in found.items() if bad} == {}
+
+
+def test_flask_sqlalchemy_leaves_the_domain_and_never_comes_back() -> None:
+    users = {
+        name
+        for name, imports in _domain_imports().items()
+        if any(_under(m, "flask_sqlalchemy") for m in imports)
+    }
+    assert users <= STILL_ON_FLASK_SQLALCHEMY, "a domain module took up Flask-SQLAlchemy"
+
+
+def test_the_domain_check_can_fail() -> None:
+    imports = _every_import("chatmem.memory.held", PACKAGE / "memory" / "held.py")
+    assert "flask_sqlalchemy.SQLAlchemy" in imports
+    assert not any(_under(m, "flask") for m in {"flask_sqlalchemy", "flasks"})
+    assert _under("flask.globals", "flask")

@@ -363,6 +363,24 @@ def checked_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 def _checked(fields: Mapping[str, Any], *, partial: bool) -> dict[str, Any]:
     """Validate admin-written fields (agents' fields pass the tool schema)."""
+    out = _cleaned(fields)
+    if not partial:
+        for required in ("type", "text"):
+            if not out.get(required):
+                raise InvalidParams(f"{required} is required.", details={"field": required})
+    for name in ("text", "type"):
+        if name in out and not out[name]:
+            raise InvalidParams(f"{name} must not be empty.", details={"field": name})
+    given = {name: value for name, value in out.items() if value is not None}
+    errors = sorted(_FIELDS.iter_errors(given), key=lambda e: list(e.absolute_path))
+    if errors:
+        name, message = describe_error(errors[0])
+        raise InvalidParams(message, details={"field": name})
+    return out
+
+
+def _cleaned(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The editable fields given, each text, through the text rules, blanks as None."""
     unknown = set(fields) - set(EDITABLE)
     if unknown:
         name = sorted(unknown)[0]
@@ -378,19 +396,6 @@ def _checked(fields: Mapping[str, Any], *, partial: bool) -> dict[str, Any]:
             # The same rules as the tools' fields: no hidden text, no secrets.
             value = check_field(name, value)
         out[name] = _blank_to_none(value)
-    if not partial:
-        for required in ("type", "text"):
-            if not out.get(required):
-                raise InvalidParams(f"{required} is required.", details={"field": required})
-    if "text" in out and not out["text"]:
-        raise InvalidParams("text must not be empty.", details={"field": "text"})
-    if "type" in out and not out["type"]:
-        raise InvalidParams("type must not be empty.", details={"field": "type"})
-    given = {name: value for name, value in out.items() if value is not None}
-    errors = sorted(_FIELDS.iter_errors(given), key=lambda e: list(e.absolute_path))
-    if errors:
-        name, message = describe_error(errors[0])
-        raise InvalidParams(message, details={"field": name})
     return out
 
 

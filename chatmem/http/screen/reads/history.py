@@ -146,10 +146,7 @@ def describe(event: GuidanceEvent) -> str:
         parts.append(f"reason: {detail['reason']}")
     if isinstance(detail.get("note"), str):
         parts.append(detail["note"])
-    if detail.get("anyway"):
-        parts.append("approved anyway despite: " + ", ".join(map(str, detail.get("flags", ()))))
-    elif detail.get("flags"):
-        parts.append("flagged: " + ", ".join(map(str, detail["flags"])))
+    parts += _flag_words(detail)
     if event.action in ("propose", "restore", "import") and detail.get("status"):
         status = STATUS_WORDS.get(str(detail["status"]), str(detail["status"]))
         was = detail.get("was")
@@ -158,10 +155,25 @@ def describe(event: GuidanceEvent) -> str:
         parts.append(f"replaces #{detail['replaces']}")
     if isinstance(detail.get("replaced_by"), int):
         parts.append(f"replaced by #{detail['replaced_by']}")
-    if event.action == "import" and detail.get("source"):
-        parts.append(f"from {detail['source']}")
-    if event.action == "import" and isinstance(detail.get("approved_at"), str):
+    if event.action == "import":
+        parts += _import_words(detail)
+    return "; ".join(parts)
+
+
+def _flag_words(detail: dict[str, Any]) -> list[str]:
+    if detail.get("anyway"):
+        return ["approved anyway despite: " + ", ".join(map(str, detail.get("flags", ())))]
+    if detail.get("flags"):
+        return ["flagged: " + ", ".join(map(str, detail["flags"]))]
+    return []
+
+
+def _import_words(detail: dict[str, Any]) -> list[str]:
+    words = []
+    if detail.get("source"):
+        words.append(f"from {detail['source']}")
+    if isinstance(detail.get("approved_at"), str):
         # The other site's approval, kept as history: it approves nothing here.
         who = detail.get("approver") or detail.get("approved_by") or "someone"
-        parts.append(f"approved there by {who} on {detail['approved_at'][:10]}")
-    return "; ".join(parts)
+        words.append(f"approved there by {who} on {detail['approved_at'][:10]}")
+    return words

@@ -35,7 +35,7 @@ from .memory.recall.recall_page import Ordered
 from .permissions import user_id_of, user_name_of
 from .settings import Settings
 from .state import AppState
-from .tools import CallContext, Tool
+from .tools import CallContext, MemoryServices, Tool
 from .workers import notices as _notices
 from .workers import summaries as _summaries
 from .workers import sweep as _sweep
@@ -47,6 +47,8 @@ log = logging.getLogger("chatmem")
 def current_memory() -> MemoryCore:
     """The ChatMemory of the current app (routes and commands)."""
     state: AppState = current_app.extensions["chatmem"]
+    if not isinstance(state.memory, MemoryCore):
+        raise RuntimeError("chatmem's state on this app was not built by a ChatMemory.")
     return state.memory
 
 
@@ -82,8 +84,18 @@ class MemoryCore(HostHooks):
         state = self._state()
         settings = Settings.load(current_app.config)
         _ratelimit.init_app(current_app, settings.rate)
-        current_app.extensions["chatmem"] = _app_state.build(self, settings)
+        current_app.extensions["chatmem"] = self._build_state(settings)
         current_app.extensions["chatmem"].sweeper = state.sweeper
+
+    def _build_state(self, settings: Settings) -> AppState:
+        services = MemoryServices(
+            db=self.db,
+            can=self.can,
+            approved_guidance=self.approved_guidance,
+            recalled_marks=self.recalled_marks,
+            screen=self.screen,
+        )
+        return _app_state.build(self, self.db, services, settings)
 
     @property
     def server_name(self) -> str:
@@ -367,14 +379,7 @@ class MemoryCore(HostHooks):
     # -- auto-summary jobs ----------------------------------------------------
 
     def job_policy(self) -> _summaries.Policy:
-        jobs = self.settings.jobs
-        return _summaries.Policy(
-            lease=jobs.lease,
-            max_attempts=jobs.max_attempts,
-            backoff=jobs.backoff,
-            backoff_max=jobs.backoff_max,
-            input_max=jobs.summary_input_max,
-        )
+        return _summaries.Policy.of(self.settings.jobs)
 
     def run_due_jobs(self, *, limit: int = 20, now: datetime | None = None) -> _summaries.Stats:
         """Run due auto-summary jobs: claim, ask the provider, store or schedule a retry.

@@ -11,7 +11,6 @@ from . import csp as _csp
 from . import host_autogenerate as _host_autogenerate
 from . import host_logging as _host_logging
 from . import settings as _settings
-from . import state as _app_state
 from .auth import ratelimit as _ratelimit
 from .core import MemoryCore, current_memory
 from .permissions import user_id_of, user_name_of
@@ -49,7 +48,7 @@ class ChatMemory(MemoryCore):
         settings = _settings.Settings.load(app.config)
         _ratelimit.init_app(app, settings.rate)
         _host_logging.install()  # chatmem's records reach the handlers on app.logger
-        app.extensions["chatmem"] = _app_state.build(self, settings)
+        app.extensions["chatmem"] = self._build_state(settings)
         from .cli import chatmem_cli
         from .http import register_blueprints
 

@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING, Any
 from flask import has_request_context, request
 
 from .dispatch import DbSessions, Dispatcher
+from .hooks import HostHooks
 from .memory import switches
 from .revision import RevisionCache
 from .settings import Settings
 from .tools import MemoryServices
 
 if TYPE_CHECKING:
-    from .core import MemoryCore
+    from flask_sqlalchemy import SQLAlchemy
+
     from .workers.background import BackgroundSweeper
 
 
@@ -30,7 +32,8 @@ if TYPE_CHECKING:
 class AppState:
     """What chatmem keeps per Flask app."""
 
-    memory: MemoryCore
+    #: The ChatMemory that built this state (`core.current_memory` reads it back).
+    memory: HostHooks
     settings: Settings
     cache: RevisionCache
     dispatcher: Dispatcher
@@ -46,9 +49,14 @@ def request_store() -> dict[str, Any] | None:
     return request.environ if has_request_context() else None
 
 
-def build(memory: MemoryCore, settings: Settings) -> AppState:
-    """The per-app state: the dispatcher and its collaborators, put together once."""
-    db = memory.db
+def build(
+    memory: HostHooks, db: SQLAlchemy, services: MemoryServices, settings: Settings
+) -> AppState:
+    """The per-app state: the dispatcher and its collaborators, put together once.
+
+    `services` are the facade's few methods the memory tools use; the facade
+    makes them, so this root never imports the facade back.
+    """
     cache = RevisionCache(
         db,
         settings.server_name,
@@ -64,13 +72,6 @@ def build(memory: MemoryCore, settings: Settings) -> AppState:
         guardrails=cache,
         sessions=DbSessions(db, settings),
         limits=settings,
-    )
-    services = MemoryServices(
-        db=db,
-        can=memory.can,
-        approved_guidance=memory.approved_guidance,
-        recalled_marks=memory.recalled_marks,
-        screen=memory.screen,
     )
     return AppState(
         memory=memory, settings=settings, cache=cache, dispatcher=dispatcher, services=services

@@ -45,6 +45,7 @@ from ..memory.models import Session, SummaryJob, utcnow
 from ..memory.summary_prompt import SUMMARY_MAX
 from ..providers import Message, Provider, ProviderError
 from ..providers.base import Usage
+from ..settings import JobSettings
 from ..text import for_agents, redaction
 
 log = logging.getLogger("chatmem.jobs")
@@ -65,6 +66,13 @@ class Policy:
     backoff: timedelta = timedelta(seconds=30)
     backoff_max: timedelta = timedelta(hours=1)
     input_max: int = 12_000
+
+    @classmethod
+    def of(cls, jobs: JobSettings) -> Policy:
+        """The policy the CHATMEM_JOB_* and CHATMEM_SUMMARY_INPUT_MAX settings describe."""
+        return cls(
+            jobs.lease, jobs.max_attempts, jobs.backoff, jobs.backoff_max, jobs.summary_input_max
+        )
 
     def delay(self, attempts: int, retry_after: float | None = None) -> timedelta:
         """Exponential back-off after `attempts` tries, or the server's wait if longer."""

@@ -260,7 +260,7 @@ HAND_MADE = [
     HandMutant("secret_keys", '    "passphrase": "password",\n', ""),
     HandMutant("secret_keys", '"b64", "base64", "raw", "hash"', '"b64", "base64", "raw"'),
     HandMutant(
-        "redaction", '_PLACEHOLDERS: set[str] = {"", "null",', '_PLACEHOLDERS: set[str] = {"",'
+        "secret_shapes", '_PLACEHOLDERS: set[str] = {"", "null",', '_PLACEHOLDERS: set[str] = {"",'
     ),
     HandMutant("redaction", "_PROSE_WORD_MAX = 20", "_PROSE_WORD_MAX = 21"),
     HandMutant("redaction", "_MAX_DEPTH = 6", "_MAX_DEPTH = 5"),

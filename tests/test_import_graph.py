@@ -223,14 +223,15 @@ STILL_ON_FLASK_SQLALCHEMY = {
 def _every_import(name: str, path: Path) -> set[str]:
     """Every module a file imports, at load time or inside a function (not for type checking)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(), str(path))
     checking = {
         id(inner)
-        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        for node in ast.walk(tree)
         if isinstance(node, ast.If) and _is_type_checking(node.test)
         for inner in ast.walk(node)
     }
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(tree):
         if id(node) in checking:
             continue
         if isinstance(node, ast.Import):

@@ -36,7 +36,7 @@ def allowed_hosts() -> list[str]:
 
         server_name = current_app.config.get("SERVER_NAME")  # Flask's own key, not chatmem's
         return [*LOCAL_HOSTS, *([server_name] if server_name else [])]
-    return [h.strip() for h in configured if h.strip()]
+    return list(configured)  # already stripped, blanks dropped (settings.parsers.word_list)
 
 
 def host_allowed(host: str, patterns: list[str]) -> bool:
@@ -58,7 +58,7 @@ def origin_allowed(origin: str, host: str) -> bool:
     if parts.scheme in ("http", "https") and parts.netloc and parts.netloc == host.lower():
         return True
     extra = current_memory().settings.mcp.allowed_origins
-    return origin in {o.strip().rstrip("/").lower() for o in extra}
+    return origin in {o.rstrip("/").lower() for o in extra}
 
 
 def refused_request() -> ChatmemError | None:

@@ -7,6 +7,7 @@ client that asked for it (`Accept: application/json`).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from flask import jsonify, request
@@ -66,6 +67,11 @@ def failed(error: ChatmemError, tab: str) -> ResponseReturnValue:
     return flash_back(error.message, "error", known_tab(tab), request.form.get("page"))
 
 
+def utc_json(value: datetime | None) -> str | None:
+    """A stored (naive UTC) time as the screen's JSON gives it: ISO 8601 with a Z."""
+    return value.isoformat() + "Z" if value else None
+
+
 def entry_json(entry: Guidance) -> dict[str, Any]:
     return {
         **entry.to_dict(),
@@ -74,5 +80,5 @@ def entry_json(entry: Guidance) -> dict[str, Any]:
         "version": entry.version,
         "session_id": entry.session_id,
         "review_after": entry.review_after.isoformat() if entry.review_after else None,
-        "target_gone_at": entry.target_gone_at.isoformat() + "Z" if entry.target_gone_at else None,
+        "target_gone_at": utc_json(entry.target_gone_at),
     }

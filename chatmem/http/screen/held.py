@@ -19,7 +19,7 @@ from ...errors import ChatmemError, InvalidParams, NotFound
 from ...memory import held
 from .access import admin_only, error_response, flash_back, wants_json
 from .blueprint import ID_MAX, actor_id, bp
-from .forms import failed, read_fields
+from .forms import failed, read_fields, utc_json
 from .view import helpers, visible
 
 
@@ -57,8 +57,6 @@ def decide(request_id: int, decision: str) -> ResponseReturnValue:
 
 
 def held_json(call: held.HeldCall) -> dict[str, Any]:
-    def when(value: Any) -> str | None:
-        return value.isoformat() + "Z" if value else None
 
     return {
         "id": call.id,
@@ -68,10 +66,10 @@ def held_json(call: held.HeldCall) -> dict[str, Any]:
         "session_id": call.session_id,
         "guidance_id": call.guidance_id,
         "state": call.state,
-        "created_at": when(call.created_at),
-        "decided_at": when(call.decided_at),
+        "created_at": utc_json(call.created_at),
+        "decided_at": utc_json(call.decided_at),
         "decided_by": call.decided_by,
-        "expires_at": when(call.expires_at),
+        "expires_at": utc_json(call.expires_at),
         "note": call.note,
     }
 

@@ -15,7 +15,7 @@ from ...errors import ChatmemError
 from ...memory.models import ApiToken
 from .access import admin_only, flash_back, wants_json
 from .blueprint import ID_MAX, actor_id, bp
-from .forms import failed
+from .forms import failed, utc_json
 from .view import helpers, visible
 
 
@@ -39,18 +39,15 @@ def revoke_token(token_id: int) -> ResponseReturnValue:
 def token_json(token: ApiToken) -> dict[str, Any]:
     """A token as the screen describes it: never its hash, only the prefix."""
 
-    def when(value: Any) -> str | None:
-        return value.isoformat() + "Z" if value else None
-
     return {
         "id": token.id,
         "user_id": token.user_id,
         "name": token.name,
         "prefix": token.prefix,
         "read_only": token.read_only,
-        "created_at": when(token.created_at),
-        "last_used_at": when(token.last_used_at),
-        "expires_at": when(token.expires_at),
-        "revoked_at": when(token.revoked_at),
+        "created_at": utc_json(token.created_at),
+        "last_used_at": utc_json(token.last_used_at),
+        "expires_at": utc_json(token.expires_at),
+        "revoked_at": utc_json(token.revoked_at),
         "state": tokens.state_of(token),
     }

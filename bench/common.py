@@ -73,7 +73,7 @@ def served_database(
         if prepare is not None:
             prepare(db)
         url = db.engine.url.render_as_string(hide_password=False)
-        _token, plain = tokens.create(db, user_id=str(USERS["editor"].id), name="bench")
+        _token, plain = tokens.create(db.session(), user_id=str(USERS["editor"].id), name="bench")
         db.session.remove()
         db.engine.dispose()
     os.environ["CHATMEM_BENCH_DATABASE_URL"] = url

@@ -62,7 +62,7 @@ def main() -> None:
         db = app.extensions["test_host"]["db"]
         db.session.execute(insert(Guidance), _rows(rng, ACTIVE, "publish", "#"))
         db.session.execute(insert(Guidance), _rows(rng, PENDING, "pending", "proposal"))
-        switches.bump_revision(db)
+        switches.bump_revision(db.session())
         db.session.commit()
         db.session.remove()
 

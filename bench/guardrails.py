@@ -49,7 +49,7 @@ def main() -> None:
         def direct() -> None:
             noop(post_id=5)
             ledger.record(
-                db,
+                db.session(),
                 session_id=session_id,
                 user_id="2",
                 channel="python",
@@ -88,7 +88,7 @@ def main() -> None:
                     for i in range(count)
                 ],
             )
-            switches.bump_revision(db)
+            switches.bump_revision(db.session())
             db.session.commit()
             dispatched()  # the one cold rebuild, outside the timing
             ratio, m, b = compare(dispatched, direct, rounds=args.rounds, per_round=100)

@@ -126,7 +126,7 @@ def seeder(sessions: int) -> Any:
                 batch = []
         if batch:
             db.session.execute(insert(Session), batch)
-        switches.bump_revision(db)
+        switches.bump_revision(db.session())
         db.session.commit()
         if db.engine.dialect.name == "postgresql":
             db.session.execute(text("ANALYZE chatmem_session"))

@@ -49,7 +49,7 @@ def main() -> None:
             for i in range(ENTRIES)
         ]
         db.session.execute(insert(Guidance), rows)
-        switches.bump_revision(db)
+        switches.bump_revision(db.session())
         db.session.commit()
 
         def pk_read() -> object:

@@ -32,7 +32,7 @@ def main() -> None:
     reconfigure(app, CHATMEM_RATE_LIMIT_PER_MINUTE=0)  # read at init_app: set it through it
     with app.app_context():
         db = app.extensions["test_host"]["db"]
-        _token, plain = tokens.create(db, user_id=str(USERS["editor"].id), name="bench")
+        _token, plain = tokens.create(db.session(), user_id=str(USERS["editor"].id), name="bench")
         db.session.remove()
         engine = db.engine
     client = app.test_client()

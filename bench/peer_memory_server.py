@@ -184,13 +184,13 @@ def seed_chatmem(url: str, instance: Path) -> tuple[str, dict[str, int]]:
                 batch = []
         if batch:
             db.session.execute(insert(Session), batch)
-        switches.bump_revision(db)
+        switches.bump_revision(db.session())
         db.session.commit()
         if db.engine.dialect.name == "postgresql":
             db.session.execute(text("ANALYZE chatmem_session"))
             db.session.execute(text("ANALYZE chatmem_guidance"))
             db.session.commit()
-        _token, plain = tokens.create(db, user_id=editor, name="peer bench")
+        _token, plain = tokens.create(db.session(), user_id=editor, name="peer bench")
         db.session.remove()
         db.engine.dispose()
     return plain, own

@@ -107,7 +107,7 @@ def plain_scan(db: Any) -> Iterator[None]:
 def scanned(db: Any, **filters: Any) -> dict[str, Any]:
     """recall()'s reference answer, through a real plain scan."""
     with plain_scan(db):
-        return recall(db, scan=True, **filters)
+        return recall(db.session(), scan=True, **filters)
 
 
 def seed(
@@ -173,7 +173,7 @@ def tool_path(db: Any, memory: Any, name: str, rounds: int, sessions: int, publi
             ("zebra crossing", "absent"),
         ):
             filters = {"topic": topic, "limit": 10, "user_id": user_id}
-            found = recall(db, approved=approved, **filters)
+            found = recall(db.session(), approved=approved, **filters)
             reference = scanned(db, **filters)
             assert found["guidance_total"] == reference["guidance_total"], topic
             assert [g["id"] for g in found["guidance"]] == [
@@ -182,7 +182,7 @@ def tool_path(db: Any, memory: Any, name: str, rounds: int, sessions: int, publi
             assert found["sessions"] == reference["sessions"], topic
             samples: list[float] = []
             for _ in range(rounds):
-                samples += timed(lambda f=filters: recall(db, approved=approved, **f), 40)
+                samples += timed(lambda f=filters: recall(db.session(), approved=approved, **f), 40)
             goal = {"rare": "p50 <= 1 ms", "common": "p50 <= 3 ms"}.get(kind, "")
             line(
                 f"recall tool path {kind} topic={topic!r}, {who} [{name}]",
@@ -214,13 +214,13 @@ def main() -> None:
             db.session.execute(text("ANALYZE chatmem_session"))
             db.session.execute(text("ANALYZE chatmem_guidance"))
             db.session.commit()
-        switches.bump_revision(db)
+        switches.bump_revision(db.session())
         db.session.commit()
         tool_path(db, memory, name, args.rounds, sessions, published)
         if args.tool_path_only:
             return
         calls = 40 * args.rounds
-        baseline = timed(lambda: recall(db, limit=10), calls)
+        baseline = timed(lambda: recall(db.session(), limit=10), calls)
         base = statistics.median(baseline)
         line(
             f"recall baseline [{name}]",
@@ -229,16 +229,16 @@ def main() -> None:
             f"+ {published:,} approved of {GUIDANCE:,} guidance entries",
         )
         for topic in ("kubernetes", "invoice", "zebra crossing"):
-            found = recall(db, topic=topic, limit=10)
+            found = recall(db.session(), topic=topic, limit=10)
             assert found == scanned(db, topic=topic, limit=10)
             samples: list[float] = []
             for _ in range(args.rounds):  # interleave with the baseline, round by round
-                samples += timed(lambda t=topic: recall(db, topic=t, limit=10), 40)
-                baseline += timed(lambda: recall(db, limit=10), 40)
+                samples += timed(lambda t=topic: recall(db.session(), topic=t, limit=10), 40)
+                baseline += timed(lambda: recall(db.session(), limit=10), 40)
             base = statistics.median(baseline)
             p50, p95 = statistics.median(samples), percentile(samples, 95)
             with plain_scan(db):
-                scan = timed(lambda t=topic: recall(db, topic=t, limit=10, scan=True), 10)
+                scan = timed(lambda t=topic: recall(db.session(), topic=t, limit=10, scan=True), 10)
             line(
                 f"recall topic={topic!r} [{name}]",
                 f"p50 {ms(p50)}, p95 {ms(p95)}; {p50 / base:.2f}x the baseline",
@@ -248,12 +248,14 @@ def main() -> None:
             )
         # The default for a non-curator: its own records only (one user in ten here).
         for topic in (None, "kubernetes", "invoice", "zebra crossing"):
-            found = recall(db, topic=topic, limit=10, user_id="2")
+            found = recall(db.session(), topic=topic, limit=10, user_id="2")
             assert found == scanned(db, topic=topic, limit=10, user_id="2")
             samples, baseline = [], []
             for _ in range(args.rounds):
-                samples += timed(lambda t=topic: recall(db, topic=t, limit=10, user_id="2"), 40)
-                baseline += timed(lambda: recall(db, limit=10), 40)
+                samples += timed(
+                    lambda t=topic: recall(db.session(), topic=t, limit=10, user_id="2"), 40
+                )
+                baseline += timed(lambda: recall(db.session(), limit=10), 40)
             base = statistics.median(baseline)
             p50, p95 = statistics.median(samples), percentile(samples, 95)
             line(

@@ -98,7 +98,7 @@ def main() -> None:
                 }
             )
         db.session.execute(insert(Guidance), rows)
-        switches.bump_revision(db)
+        switches.bump_revision(db.session())
         db.session.commit()
 
         editor = USERS["editor"]
@@ -129,10 +129,10 @@ def main() -> None:
         first, rebuild = [], []
         for _ in range(args.rounds):
             start = time.perf_counter()
-            index = screening.ActiveIndex.load(db, memory.server_name)
+            index = screening.ActiveIndex.load(db.session(), memory.server_name)
             first.append(time.perf_counter() - start)
             start = time.perf_counter()
-            screening.ActiveIndex.load(db, memory.server_name, index)
+            screening.ActiveIndex.load(db.session(), memory.server_name, index)
             rebuild.append(time.perf_counter() - start)
         for figure, times, when in (
             ("first build", first, "once per worker"),

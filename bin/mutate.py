@@ -103,6 +103,8 @@ TARGETS = {
     # The guardrails package: parsing a target, the one matcher, the compiled index.
     # Label targets are matched there too: their tests are the labels hook's.
     "guardrail_targets": Target("chatmem/memory/guardrails/targets.py", GUARDRAIL_TESTS),
+    # `tool:` targets and `chatmem/<name>` calls name a tool the same way.
+    "tool_names": Target("chatmem/tool_names.py", (*GUARDRAIL_TESTS, "tests/test_tools.py")),
     "guardrail_matching": Target("chatmem/memory/guardrails/matching.py", GUARDRAIL_TESTS),
     "guardrails": Target("chatmem/memory/guardrails/index.py", GUARDRAIL_TESTS),
     "block": Target("chatmem/memory/block.py", ("tests/test_block.py",)),

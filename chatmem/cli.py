@@ -93,7 +93,7 @@ def token_list(username: str | None) -> None:
 
     memory = current_memory()
     user_id = user_id_of(_user(memory, username)) if username is not None else None
-    rows = tokens.list_tokens(memory.db, user_id=user_id)
+    rows = tokens.list_tokens(memory.db.session(), user_id=user_id)
     if not rows:
         click.echo("No tokens.")
         return
@@ -122,13 +122,13 @@ def token_revoke(token_id: int | None, username: str | None) -> None:
     if username is not None and token_id is None:
         from .permissions import user_id_of
 
-        count = tokens.revoke_user(memory.db, user_id_of(_user(memory, username)))
+        count = tokens.revoke_user(memory.db.session(), user_id_of(_user(memory, username)))
         click.echo(f"Revoked {count} token{'s' if count != 1 else ''} of {username}.")
         return
     if token_id is None or username is not None:
         raise click.UsageError("Give a token id or --user NAME (one of them).")
     try:
-        tokens.revoke(memory.db, token_id)
+        tokens.revoke(memory.db.session(), token_id)
     except NotFound as error:
         raise click.ClickException(error.message) from None
     click.echo(f"Revoked token #{token_id}.")

@@ -50,7 +50,7 @@ def cli_actor() -> str:
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000))
 def list_guidance(status: str, limit: int) -> None:
     """List guidance entries with one status, newest first."""
-    db = current_memory().db
+    db = current_memory().db.session()
     entries, total = listing.by_status(db, status, limit=limit)
     if not entries:
         click.echo(f"No {status} guidance.")
@@ -72,7 +72,7 @@ def show(entry_id: int) -> None:
     memory = current_memory()
     entry = _get(entry_id)
     click.echo(_describe(entry))
-    for event in guidance.events(memory.db, entry.id):
+    for event in guidance.events(memory.db.session(), entry.id):
         reason = guidance.reason_of(event)
         actor = memory.permissions.actor_name(event.actor_id)
         click.echo(
@@ -108,7 +108,12 @@ def _act(entry_id: int, doing: str, step: Callable[..., Guidance], done: str) ->
     entry = _get(entry_id)
     click.echo(f"{doing}:\n{_describe(entry)}")
     try:
-        step(current_memory().db, entry.id, actor_id=cli_actor(), expected_version=entry.version)
+        step(
+            current_memory().db.session(),
+            entry.id,
+            actor_id=cli_actor(),
+            expected_version=entry.version,
+        )
     except ChatmemError as error:
         current_memory().db.session.rollback()
         raise click.ClickException(error.message) from None
@@ -117,7 +122,7 @@ def _act(entry_id: int, doing: str, step: Callable[..., Guidance], done: str) ->
 
 def _get(entry_id: int) -> Guidance:
     try:
-        return guidance.get(current_memory().db, entry_id)
+        return guidance.get(current_memory().db.session(), entry_id)
     except ChatmemError as error:
         raise click.ClickException(error.message) from None
 

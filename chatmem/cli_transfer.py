@@ -32,7 +32,7 @@ def export(statuses: tuple[str, ...]) -> None:
     """Print guidance, its provenance and audit trail as JSON (redirect it to a file)."""
     memory = current_memory()
     document = transfer.export_document(
-        memory.db,
+        memory.db.session(),
         statuses or STATUSES,
         server_name=memory.server_name,
         name_of=memory.permissions.actor_name,
@@ -60,7 +60,7 @@ def import_(file: IO[bytes], as_pending: bool) -> None:
     snapshot = memory.snapshot()
     try:
         result = transfer.import_document(
-            memory.db,
+            memory.db.session(),
             transfer.parse(file.read()),
             actor_id=cli_actor(),
             keep_status=not as_pending,

@@ -20,6 +20,7 @@ from . import state as _app_state
 from .auth import ratelimit as _ratelimit
 from .dispatch import Dispatcher
 from .hooks import HostHooks
+from .identity import HostUser
 from .memory import block as _block
 from .memory import costs as _costs
 from .memory import held as _held
@@ -89,7 +90,7 @@ class MemoryCore(HostHooks):
 
     def _build_state(self, settings: Settings) -> AppState:
         services = MemoryServices(
-            db=self.db,
+            session=self.db.session,
             can=self.can,
             approved_guidance=self.approved_guidance,
             recalled_marks=self.recalled_marks,
@@ -117,15 +118,15 @@ class MemoryCore(HostHooks):
         """Create chatmem's tables (tests and quick starts; production uses migrations)."""
         self._state()
         Base.metadata.create_all(self.db.engine)
-        _switches.ensure_state_row(self.db)
+        _switches.ensure_state_row(self.db.session())
         self.db.session.commit()
 
     def snapshot(self) -> _switches.Snapshot:
         """The revision and switches: read once per request (`switches.current`)."""
-        return _switches.current(self.db, _app_state.request_store())
+        return _switches.current(self.db.session(), _app_state.request_store())
 
     def set_setting(self, name: str, value: bool, *, actor: Any) -> _switches.Snapshot:
-        return _switches.set_setting(self.db, name, value, actor_id=user_id_of(actor))
+        return _switches.set_setting(self.db.session(), name, value, actor_id=user_id_of(actor))
 
     def approved_guidance(self, snapshot: _switches.Snapshot) -> Ordered[dict[str, Any]]:
         """Active guidance as `recall` shows it, in its order, at this revision.
@@ -146,13 +147,15 @@ class MemoryCore(HostHooks):
         """Poisoning flags for a proposal (or an edit of entry `entry_id`), fresh."""
         index = self._state().cache.screening(snapshot or self.snapshot())
         return _screening.screen(
-            self.db, fields, index, entry_id=entry_id, name_of=self.permissions.actor_name
+            self.db.session(), fields, index, entry_id=entry_id, name_of=self.permissions.actor_name
         )
 
     def screen_entries(self, entries: list[Any]) -> dict[int, list[_screening.Flag]]:
         """Poisoning flags for stored proposals (the pending tab), fresh."""
         index = self._state().cache.screening(self.snapshot())
-        return _screening.screen_entries(self.db, entries, index, self.permissions.actor_name)
+        return _screening.screen_entries(
+            self.db.session(), entries, index, self.permissions.actor_name
+        )
 
     def recalled_marks(self) -> dict[int, datetime]:
         """This process's note of which entries `recall` found lately (see staleness.py)."""
@@ -164,7 +167,7 @@ class MemoryCore(HostHooks):
 
     # -- permissions (the host's hooks, see permissions.py) -------------------
 
-    def can(self, user: Any, capability: str) -> bool:
+    def can(self, user: HostUser, capability: str) -> bool:
         return self.permissions.can(user, capability)
 
     def licensed(self) -> bool:
@@ -173,7 +176,7 @@ class MemoryCore(HostHooks):
     def load_user(self, user_id: str) -> Any:
         return self.permissions.load_user(user_id)
 
-    def fingerprint_of(self, user: Any) -> str:
+    def fingerprint_of(self, user: HostUser) -> str:
         return self.permissions.fingerprint_of(user)
 
     def load_user_by_name(self, username: str) -> Any:
@@ -195,7 +198,7 @@ class MemoryCore(HostHooks):
         from .memory.models import Guidance
 
         query = select(func.count()).select_from(Guidance).where(Guidance.status == "pending")
-        return int(self.db.session.scalar(query) or 0) + _held.waiting_count(self.db)
+        return int(self.db.session.scalar(query) or 0) + _held.waiting_count(self.db.session())
 
     def system_context(self) -> str:
         """The `## Project memory` block for a new conversation, or ''."""
@@ -211,7 +214,7 @@ class MemoryCore(HostHooks):
         matcher refuses with this target, counted, and the newest `limit`.
         """
         return _dry_run(
-            self.db,
+            self.db.session(),
             target,
             server_name=self.server_name,
             resolve_post_type=self._post_type_resolver,
@@ -230,7 +233,7 @@ class MemoryCore(HostHooks):
         """
         if isinstance(request_id, bool) or not isinstance(request_id, int):
             return None
-        _held.expire_due(self.db, where=(_held.HeldCall.id == request_id,))
+        _held.expire_due(self.db.session(), where=(_held.HeldCall.id == request_id,))
         call = self.db.session.get(_held.HeldCall, request_id)
         if call is None:
             return None
@@ -245,7 +248,9 @@ class MemoryCore(HostHooks):
 
     # -- the Python channel -------------------------------------------------
 
-    def context_for(self, user: Any, *, channel: str, session_id: str | None = None) -> CallContext:
+    def context_for(
+        self, user: HostUser, *, channel: str, session_id: str | None = None
+    ) -> CallContext:
         state = self._state()
         return CallContext(
             user=user,
@@ -262,7 +267,7 @@ class MemoryCore(HostHooks):
         name: str,
         arguments: Any,
         *,
-        user: Any,
+        user: HostUser,
         session_id: str | None = None,
         session_key: str | None = None,
         channel: str = "python",
@@ -281,9 +286,10 @@ class MemoryCore(HostHooks):
         try:
             return dispatcher.call(name, arguments, context)
         finally:
-            _notices.fire(self.db, self)  # what the call committed; a held call raised after it
+            # What the call committed: a held call raises after its commit.
+            _notices.fire(self.db.session(), self)
 
-    def visible_tools(self, user: Any, *, read_only: bool = False) -> list[Tool]:
+    def visible_tools(self, user: HostUser, *, read_only: bool = False) -> list[Tool]:
         """The tools this caller may call now: what tools/list, REST and the chat offer."""
         enabled = self.snapshot().memory_enabled
         return self.registry.visible_to(
@@ -292,7 +298,7 @@ class MemoryCore(HostHooks):
 
     def start_session(
         self,
-        user: Any,
+        user: HostUser,
         channel: str,
         *,
         external_key: str | None = None,
@@ -308,7 +314,7 @@ class MemoryCore(HostHooks):
         if not self.snapshot().memory_enabled:
             return ""
         session = _sessions.start(
-            self.db,
+            self.db.session(),
             user_id=user_id_of(user),
             user_name=user_name_of(user),
             channel=channel,
@@ -317,7 +323,7 @@ class MemoryCore(HostHooks):
         )
         if block is not None:
             _costs.record_block(
-                self.db,
+                self.db.session(),
                 session,
                 revision=block.revision,
                 included=block.included,
@@ -329,32 +335,34 @@ class MemoryCore(HostHooks):
     def note_prompt_tokens(self, session_id: str, input_tokens: int) -> None:
         """The provider's input-token count of a conversation's first prompt (the Cost card)."""
         if session_id:
-            _costs.note_prompt_tokens(self.db, session_id, int(input_tokens))
+            _costs.note_prompt_tokens(self.db.session(), session_id, int(input_tokens))
             self.db.session.commit()
 
     def oldest_pending(self) -> datetime | None:
         """Since when the oldest proposal or held call has waited (the badge's tooltip)."""
-        return _costs.oldest_pending(self.db)
+        return _costs.oldest_pending(self.db.session())
 
     def end_session(self, session_id: str, transcript: str | None = None) -> None:
         """End a session: digest it and queue an auto-summary if that is on."""
         self._state()
         if session_id and self.snapshot().memory_enabled:
-            _sessions.end(self.db, session_id, transcript=transcript)
+            _sessions.end(self.db.session(), session_id, transcript=transcript)
 
     def sweep(self) -> int:
         """End idle sessions (with their transcripts, if the host can load them)."""
         # Grants past their time are ledgered first, so an ending session's digest has them.
-        _held.expire_due(self.db)
-        ids = _sessions.idle_ids(self.db, self.settings.session_idle)
+        _held.expire_due(self.db.session())
+        ids = _sessions.idle_ids(self.db.session(), self.settings.session_idle)
         for session_id in ids:
-            _sessions.end(self.db, session_id, transcript=self._transcript_of(session_id))
+            _sessions.end(self.db.session(), session_id, transcript=self._transcript_of(session_id))
         return len(ids)
 
     def upkeep(self, *, now: datetime | None = None) -> Any:
         """Sweep steps for active guidance: targets gone, review dates reached (staleness.py)."""
         review = self.settings.stale_targets == "review"
-        return _sweep.run(self.db, self, server_name=self.server_name, review=review, now=now)
+        return _sweep.run(
+            self.db.session(), self, server_name=self.server_name, review=review, now=now
+        )
 
     def deliver_notices(self, *, now: datetime | None = None) -> Any:
         """Send due webhook notices (CHATMEM_NOTIFY_WEBHOOK), retrying failures with back-off."""
@@ -362,7 +370,7 @@ class MemoryCore(HostHooks):
         if not url:
             return _webhook.Sent()
         return _webhook.deliver_due(
-            self.db, str(url), self.job_policy(), post=_webhook.post_json, now=now
+            self.db.session(), str(url), self.job_policy(), post=_webhook.post_json, now=now
         )
 
     def _transcript_of(self, session_id: str) -> str | None:
@@ -397,4 +405,6 @@ class MemoryCore(HostHooks):
 
         digest_only = not snapshot.auto_summarize or provider.name == "none"
         factory = None if digest_only else (lambda: provider_from_config(provider.as_config()))
-        return _summaries.run_due(self.db, factory, self.job_policy(), now=now, limit=limit)
+        return _summaries.run_due(
+            self.db.session(), factory, self.job_policy(), now=now, limit=limit
+        )

@@ -12,6 +12,7 @@ puts them together (see `extension.py`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
@@ -28,13 +29,14 @@ from .errors import (
     ToolFailed,
     Unauthorized,
 )
+from .identity import HostUser
 from .memory import held, ledger, sessions
 from .memory.guardrails.index import Rule
 from .memory.guardrails.matching import Refusal
 from .tools import CallContext, Tool, ToolRegistry, validate
 
 if TYPE_CHECKING:
-    from flask_sqlalchemy import SQLAlchemy
+    from sqlalchemy.orm import Session as OrmSession
 
     from .memory.switches import Snapshot
 
@@ -42,7 +44,7 @@ log = logging.getLogger("chatmem")
 
 
 class Permissions(Protocol):
-    def can(self, user: Any, capability: str) -> bool: ...
+    def can(self, user: HostUser, capability: str) -> bool: ...
 
 
 class StateReader(Protocol):
@@ -96,17 +98,17 @@ class Call:
 class DbSessions:
     """The session store on the app's database: what the dispatcher needs of `memory.sessions`."""
 
-    def __init__(self, db: SQLAlchemy, limits: Limits) -> None:
-        self.db = db
+    def __init__(self, session: Callable[[], OrmSession], limits: Limits) -> None:
+        self.session = session
         self.limits = limits
 
     def resume(self, session_id: str, user_id: str) -> None:
-        found = sessions.get_open(self.db, session_id, user_id=user_id)
-        sessions.touch(self.db, session_id, found.last_seen_at)
+        found = sessions.get_open(self.session(), session_id, user_id=user_id)
+        sessions.touch(self.session(), session_id, found.last_seen_at)
 
     def begin(self, context: CallContext) -> str:
         started = sessions.start(
-            self.db,
+            self.session(),
             user_id=context.user_id,
             user_name=context.user_name,
             channel=context.channel,
@@ -116,7 +118,7 @@ class DbSessions:
 
     def for_key(self, context: CallContext, key: str, *, write: bool) -> str | None:
         return sessions.for_client(
-            self.db,
+            self.session(),
             user_id=context.user_id,
             user_name=context.user_name,
             channel=context.channel,
@@ -126,7 +128,7 @@ class DbSessions:
         )
 
     def exists(self, session_id: str) -> bool:
-        return sessions.exists(self.db, session_id)
+        return sessions.exists(self.session(), session_id)
 
 
 def host_failure(tool: Tool, error: Exception) -> ChatmemError:
@@ -149,7 +151,7 @@ class Dispatcher:
         self,
         registry: ToolRegistry,
         *,
-        db: SQLAlchemy,
+        session: Callable[[], OrmSession],
         server_name: str,
         permissions: Permissions,
         state: StateReader,
@@ -158,7 +160,7 @@ class Dispatcher:
         limits: Limits,
     ) -> None:
         self.registry = registry
-        self.db = db
+        self.session = session
         self.server_name = server_name
         self.permissions = permissions
         self.state = state
@@ -173,7 +175,7 @@ class Dispatcher:
             granted = self.guard(call) if call.recorded else None
             result = self.run(call)
             self.record_success(call, granted)
-            self.db.session.commit()
+            self.session().commit()
             return result if isinstance(result, dict) else {"result": result}
         finally:
             context.snapshot = None  # a reused context must not carry it to a later call
@@ -245,7 +247,7 @@ class Dispatcher:
             refusal = verdict.error
         outcome = "held" if isinstance(refusal, ApprovalRequired) else "blocked"
         self.record(call, outcome, refusal)
-        self.db.session.commit()
+        self.session().commit()
         raise refusal
 
     def gate(self, call: Call, asked: ApprovalRequired) -> held.Verdict:
@@ -255,7 +257,7 @@ class Dispatcher:
             context.user_id, context.user_name, context.session_id, context.channel
         )
         return held.gate(
-            self.db,
+            self.session(),
             rule,
             call.tool.name,
             call.args,
@@ -272,11 +274,11 @@ class Dispatcher:
         try:
             return tool.func(**kwargs)
         except ChatmemError as error:
-            self.db.session.rollback()
+            self.session().rollback()
             self.record_failure(call, error)
             raise
         except Exception as error:
-            self.db.session.rollback()
+            self.session().rollback()
             failure = host_failure(tool, error)
             self.record_failure(call, failure)
             raise failure from None
@@ -302,7 +304,7 @@ class Dispatcher:
         if context.session_id is None:
             context.session_id = self.sessions.begin(context)
         self.record(call, "error", error)
-        self.db.session.commit()
+        self.session().commit()
 
     def record(
         self,
@@ -321,7 +323,7 @@ class Dispatcher:
             detail = error.message
         context = call.context
         ledger.record(
-            self.db,
+            self.session(),
             session_id=context.session_id,
             user_id=context.user_id,
             channel=context.channel,

@@ -12,24 +12,13 @@ from typing import Any
 
 from flask import current_app
 
+from .identity import HostUser, user_id_of, user_name_of
 from .memory.guidance import CLI_ACTOR_PREFIX, IMPORTED_ACTOR_PREFIX
 
-
-def user_id_of(user: Any) -> str:
-    """The host's id for a user, as text (flask-login's `get_id` if present)."""
-    get_id = getattr(user, "get_id", None)
-    return str(get_id() if callable(get_id) else user.id)
+__all__ = ["HostUser", "Permissions", "user_id_of", "user_name_of"]
 
 
-def user_name_of(user: Any) -> str:
-    for attr in ("username", "name", "email"):
-        value = getattr(user, attr, None)
-        if value:
-            return str(value)
-    return user_id_of(user)
-
-
-def _listed_capabilities(user: Any, capability: str) -> bool:
+def _listed_capabilities(user: HostUser, capability: str) -> bool:
     """Without a host checker, a user has what its `capabilities` attribute lists."""
     return capability in (getattr(user, "capabilities", None) or ())
 
@@ -44,7 +33,7 @@ class Permissions:
         self.user_by_name: Callable[[str], Any] | None = None
         self.user_fingerprint: Callable[[Any], str] | None = None
 
-    def can(self, user: Any, capability: str) -> bool:
+    def can(self, user: HostUser, capability: str) -> bool:
         if user is None or getattr(user, "is_authenticated", True) is False:
             return False
         return bool(self.capability_checker(user, capability))
@@ -62,7 +51,7 @@ class Permissions:
         loader = getattr(login_manager, "_user_callback", None)
         return loader(user_id) if loader else None
 
-    def fingerprint_of(self, user: Any) -> str:
+    def fingerprint_of(self, user: HostUser) -> str:
         """The user's fingerprint: the host's `user_fingerprint` hook, else its name."""
         if self.user_fingerprint is not None:
             return str(self.user_fingerprint(user))

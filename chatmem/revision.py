@@ -26,7 +26,7 @@ from .memory.recall.recall_page import Ordered
 from .text import for_agents_record
 
 if TYPE_CHECKING:
-    from flask_sqlalchemy import SQLAlchemy
+    from sqlalchemy.orm import Session as OrmSession
 
     from .memory.switches import Snapshot
 
@@ -51,12 +51,12 @@ class RevisionCache:
 
     def __init__(
         self,
-        db: SQLAlchemy,
+        session: Callable[[], OrmSession],
         server_name: str,
         resolve_post_type: Callable[[], Callable[[Any], str | None] | None],
         resolve_labels: Callable[[], LabelResolver | None] = lambda: None,
     ) -> None:
-        self.db = db
+        self.session = session  # the host's scoped session: the current one per call
         self.server_name = server_name
         # Read at each check: the host may register its resolvers after init_app.
         self._resolve_post_type = resolve_post_type
@@ -72,7 +72,7 @@ class RevisionCache:
             return derived
         with self._lock:
             if self._derived.revision != snapshot.revision:
-                entries = _block.active_entries(self.db)
+                entries = _block.active_entries(self.session())
                 self._derived = Derived(
                     revision=snapshot.revision,
                     block=replace(_block.compose(entries), revision=snapshot.revision),
@@ -90,7 +90,9 @@ class RevisionCache:
         if derived.screening is None:
             with self._lock:
                 if derived.screening is None:
-                    index = _screening.ActiveIndex.load(self.db, self.server_name, self._screening)
+                    index = _screening.ActiveIndex.load(
+                        self.session(), self.server_name, self._screening
+                    )
                     derived.screening = self._screening = index
         return derived.screening
 

@@ -58,19 +58,19 @@ def build(
     makes them, so this root never imports the facade back.
     """
     cache = RevisionCache(
-        db,
+        db.session,
         settings.server_name,
         lambda: memory.post_type_resolver_hook,
         lambda: memory.target_labels_hook,
     )
     dispatcher = Dispatcher(
         memory.registry,
-        db=db,
+        session=db.session,
         server_name=settings.server_name,
         permissions=memory.permissions,
-        state=switches.Reader(db, request_store),
+        state=switches.Reader(db.session, request_store),
         guardrails=cache,
-        sessions=DbSessions(db, settings),
+        sessions=DbSessions(db.session, settings),
         limits=settings,
     )
     return AppState(

@@ -19,13 +19,14 @@ from . import inputs, text
 from .errors import (
     InvalidParams,
 )
+from .identity import HostUser
 from .json_schema import describe_error
-from .memory.guardrails.targets import tool_slug
+from .tool_names import tool_slug
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from flask_sqlalchemy import SQLAlchemy
+    from sqlalchemy.orm import Session as OrmSession
 
     from .memory.recall.recall_page import Ordered
     from .memory.screening import Flag
@@ -60,7 +61,8 @@ class MemoryServices:
     permission checks.
     """
 
-    db: SQLAlchemy
+    #: The host's scoped session: called, it gives the current unit of work.
+    session: Callable[[], OrmSession]
     can: Callable[[Any, str], bool]
     approved_guidance: Callable[[Snapshot], Ordered[dict[str, Any]]]
     recalled_marks: Callable[[], dict[int, datetime]]
@@ -76,7 +78,7 @@ class CallContext:
     never the whole ChatMemory.
     """
 
-    user: Any
+    user: HostUser
     user_id: str
     user_name: str
     channel: str
@@ -198,7 +200,7 @@ class ToolRegistry:
         return sorted(listed, key=lambda t: (not t.memory, t.name))
 
     def visible_to(
-        self, user: Any, permissions: Any, *, memory_enabled: bool, read_only: bool
+        self, user: HostUser, permissions: Any, *, memory_enabled: bool, read_only: bool
     ) -> list[Tool]:
         """The tools this caller may call now: what tools/list, REST and the chat offer.
 

@@ -31,7 +31,7 @@ def make_token(app: Flask, username: str) -> str:
 
     with app.app_context():
         user = db.session.scalars(select(User).filter_by(username=username)).one()
-        return tokens.create(db, user_id=str(user.id), name="corpus")[1]
+        return tokens.create(db.session(), user_id=str(user.id), name="corpus")[1]
 
 
 class Channels:

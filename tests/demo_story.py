@@ -34,7 +34,7 @@ def approve(app: Flask, entry_id: int) -> None:
 
     actor = admin_id(app)
     with app.app_context():
-        guidance.approve(db, entry_id, actor_id=actor)
+        guidance.approve(db.session(), entry_id, actor_id=actor)
 
 
 def add_guardrail(app: Flask) -> None:
@@ -42,7 +42,7 @@ def add_guardrail(app: Flask) -> None:
 
     actor = admin_id(app)
     with app.app_context():
-        guidance.admin_add(db, GUARDRAIL, actor_id=actor)
+        guidance.admin_add(db.session(), GUARDRAIL, actor_id=actor)
 
 
 def post_title(app: Flask, post_id: int) -> str:

@@ -36,11 +36,13 @@ def seed_every_kind(app: Flask) -> dict[str, Any]:
     editor.close(chat)
     actor = admin_id(app)
     with app.app_context():
-        guidance.reject(db, rejected, actor_id=actor, reason="Not true.")
-        guidance.approve(db, versioned, actor_id=actor)
-        guidance.edit(db, versioned, {"text": "Shipping to the EU takes a week."}, actor_id=actor)
-        guidance.approve(db, trashed, actor_id=actor)
-        guidance.trash(db, trashed, actor_id=actor)
+        guidance.reject(db.session(), rejected, actor_id=actor, reason="Not true.")
+        guidance.approve(db.session(), versioned, actor_id=actor)
+        guidance.edit(
+            db.session(), versioned, {"text": "Shipping to the EU takes a week."}, actor_id=actor
+        )
+        guidance.approve(db.session(), trashed, actor_id=actor)
+        guidance.trash(db.session(), trashed, actor_id=actor)
         session_id = db.session.scalars(select(Session.id)).first()
     admin = DemoClient(app, "admin")
     added = admin.client.post(
@@ -73,7 +75,9 @@ def seed_every_kind(app: Flask) -> dict[str, Any]:
             .where(Guidance.id == versioned)
             .values(review_after=(now + timedelta(days=30)).date())
         )
-        unused = guidance.admin_add(db, {"type": "fact", "text": "Old fact."}, actor_id=actor).id
+        unused = guidance.admin_add(
+            db.session(), {"type": "fact", "text": "Old fact."}, actor_id=actor
+        ).id
         db.session.execute(
             update(Guidance)
             .where(Guidance.id == unused)

@@ -112,7 +112,7 @@ def seed_everything(app: Flask) -> dict[str, Any]:
     )
     assert made.status_code == 201
     with app.app_context():
-        pending_held = sorted(call.id for call in held.waiting(db, offset=0, limit=10))
+        pending_held = sorted(call.id for call in held.waiting(db.session(), offset=0, limit=10))
     assert len(pending_held) == 3, pending_held
     # HTTP outside the app context: a request inside it would share its `g`, and its user.
     for request_id, decision in zip(pending_held[1:], ("allow", "deny"), strict=True):
@@ -127,18 +127,18 @@ def seed_everything(app: Flask) -> dict[str, Any]:
     with app.app_context():
         reason = "z" * 500  # the longest reason, unbroken, on the Rejected tab
         rejected = proposed[-1]
-        guidance.reject(db, rejected, actor_id="1", reason=reason)
+        guidance.reject(db.session(), rejected, actor_id="1", reason=reason)
         convention, shipping, titles, guardrail = proposed[1:5]
         for entry_id in (convention, shipping, titles, guardrail):
-            guidance.approve(db, entry_id, actor_id="1")
+            guidance.approve(db.session(), entry_id, actor_id="1")
         # History with several versions: two edits after approval.
         four_days = {"text": "Shipping to the EU takes four working days."}
-        guidance.edit(db, shipping, four_days, actor_id="1")
-        guidance.edit(db, shipping, {"title": "EU shipping time"}, actor_id="1")
-        guidance.trash(db, titles, actor_id="1")
+        guidance.edit(db.session(), shipping, four_days, actor_id="1")
+        guidance.edit(db.session(), shipping, {"title": "EU shipping time"}, actor_id="1")
+        guidance.trash(db.session(), titles, actor_id="1")
         # Upkeep: a target that no longer resolves, and a review date.
         gone = guidance.admin_add(
-            db,
+            db.session(),
             {
                 "type": "guardrail",
                 "text": "Leave the old page alone.",
@@ -147,11 +147,13 @@ def seed_everything(app: Flask) -> dict[str, Any]:
             },
             actor_id="1",
         )
-        entry = guidance.get(db, shipping)
-        staleness.set_review_after(db, entry, date.today() + timedelta(days=30), actor_id="1")
+        entry = guidance.get(db.session(), shipping)
+        staleness.set_review_after(
+            db.session(), entry, date.today() + timedelta(days=30), actor_id="1"
+        )
         db.session.commit()
         current_memory().upkeep()
-        assert guidance.get(db, gone.id).target_gone_at is not None
+        assert guidance.get(db.session(), gone.id).target_gone_at is not None
         session_id = db.session.scalars(select(Session.id).order_by(Session.started_at)).first()
         first = db.session.scalars(select(Guidance.id).order_by(Guidance.id)).first()
     return {

@@ -72,6 +72,6 @@ def entry(app: Flask, entry_id: int) -> Any:
 
     with app.app_context():
         memory = app.extensions["test_host"]["memory"]
-        found = guidance.get(memory.db, entry_id)
+        found = guidance.get(memory.db.session(), entry_id)
         memory.db.session.expunge(found)
         return found

@@ -34,7 +34,7 @@ def screenshots(tmp_path: Path) -> Path:
 
 def hold_two(memory: Any, db: Any) -> list[int]:
     guidance.admin_add(
-        db,
+        db.session(),
         {
             "type": "guardrail",
             "title": "Ask before changing the site header",

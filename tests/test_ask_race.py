@@ -35,7 +35,7 @@ def test_two_workers_using_one_grant_run_it_once(server: Server, deployed: Flask
     with deployed.app_context():
         db = deployed.extensions["test_host"]["db"]
         guidance.admin_add(
-            db,
+            db.session(),
             {"type": "guardrail", "text": "Ask first", "target": "post_id:7", "severity": "ask"},
             actor_id="1",
         )
@@ -48,7 +48,7 @@ def test_two_workers_using_one_grant_run_it_once(server: Server, deployed: Flask
         with deployed.app_context():
             db = deployed.extensions["test_host"]["db"]
             held.decide(
-                db,
+                db.session(),
                 request_id,
                 "allow",
                 actor_id="1",

@@ -25,7 +25,7 @@ CALL = {"post_id": 3, "title": "Sale!"}
 
 def ask(db: Any, target: str = "post_id:3", title: str = "Ask before the header") -> int:
     entry = guidance.admin_add(
-        db,
+        db.session(),
         {
             "type": "guardrail",
             "title": title,
@@ -46,7 +46,7 @@ def held_call(memory: Any, arguments: dict[str, Any] = CALL, user: Any = EDITOR)
 
 def decide(db: Any, request_id: int, decision: str, note: str | None = None) -> HeldCall:
     return held.decide(
-        db,
+        db.session(),
         request_id,
         decision,
         actor_id=str(ADMIN.id),
@@ -122,7 +122,7 @@ def test_the_same_call_while_waiting_names_the_same_request(memory: Any, db: Any
 
 def test_a_block_rule_listed_first_still_refuses(memory: Any, db: Any) -> None:
     guidance.admin_add(
-        db,
+        db.session(),
         {"type": "guardrail", "text": "Never", "target": "post_id:3", "severity": "block"},
         actor_id=str(ADMIN.id),
     )
@@ -337,7 +337,7 @@ def test_expire_due_ledgers_an_unused_grant_for_the_digest(memory: Any, db: Any)
         update(HeldCall).where(HeldCall.id == request_id).values(expires_at=utcnow())
     )
     db.session.commit()
-    assert held.expire_due(db) == 1 and held.expire_due(db) == 0
+    assert held.expire_due(db.session()) == 1 and held.expire_due(db.session()) == 0
     session_id = db.session.get(HeldCall, request_id).session_id
     memory.end_session(session_id)
     from chatmem.memory.models import Session

@@ -13,7 +13,9 @@ from chatmem.memory.models import Guidance
 
 
 def add(db: Any, admin: Any, type_: str, text: str, **extra: Any) -> Any:
-    return guidance.admin_add(db, {"type": type_, "text": text, **extra}, actor_id=str(admin.id))
+    return guidance.admin_add(
+        db.session(), {"type": type_, "text": text, **extra}, actor_id=str(admin.id)
+    )
 
 
 def test_no_block_when_nothing_is_approved(memory: Any, editor: Any) -> None:
@@ -65,8 +67,8 @@ def test_approval_time_not_creation_orders_entries(
 ) -> None:
     first = memory.call_tool("remember", {"type": "fact", "text": "proposed first"}, user=editor)
     second = memory.call_tool("remember", {"type": "fact", "text": "proposed second"}, user=editor)
-    guidance.approve(db, second["id"], actor_id=str(admin.id))
-    guidance.approve(db, first["id"], actor_id=str(admin.id))
+    guidance.approve(db.session(), second["id"], actor_id=str(admin.id))
+    guidance.approve(db.session(), first["id"], actor_id=str(admin.id))
     assert memory.system_context().splitlines()[1] == "Site facts: proposed second; proposed first"
     assert memory.block().included == (second["id"], first["id"])
 
@@ -159,7 +161,7 @@ def test_an_entry_too_long_for_any_block_leaves_no_block(memory: Any, db: Any) -
             approved_at=datetime(2024, 1, 1),
         )
     )
-    switches.bump_revision(db)
+    switches.bump_revision(db.session())
     db.session.commit()
     block = memory.block()
     assert (block.text, block.included) == ("", ())
@@ -171,17 +173,17 @@ def test_inert_entries_never_appear(memory: Any, db: Any, admin: Any, editor: An
     aid = str(admin.id)
     pending = memory.call_tool("remember", {"type": "fact", "text": "PENDING fact"}, user=editor)
     rejected = memory.call_tool("remember", {"type": "fact", "text": "REJECTED fact"}, user=editor)
-    guidance.reject(db, rejected["id"], actor_id=aid)
+    guidance.reject(db.session(), rejected["id"], actor_id=aid)
     trashed = add(db, admin, "fact", "TRASHED fact")
-    guidance.trash(db, trashed.id, actor_id=aid)
+    guidance.trash(db.session(), trashed.id, actor_id=aid)
     off = add(db, admin, "fact", "SWITCHED-OFF fact")
-    guidance.set_enabled(db, off.id, False, actor_id=aid)
+    guidance.set_enabled(db.session(), off.id, False, actor_id=aid)
     add(db, admin, "fact", "visible fact")
     text = memory.system_context()
     assert "visible fact" in text
     for word in ("PENDING", "REJECTED", "TRASHED", "SWITCHED-OFF"):
         assert word not in text
-    assert guidance.get(db, pending["id"]).status == "pending"
+    assert guidance.get(db.session(), pending["id"]).status == "pending"
 
 
 def test_block_is_cached_until_guidance_changes(memory: Any, db: Any, admin: Any) -> None:

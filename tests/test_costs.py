@@ -109,7 +109,9 @@ def test_the_python_api_records_a_block_and_counts_entries_per_week(
     entry_id = work(
         app,
         lambda m, db: (
-            guidance.admin_add(db, {"type": "fact", "text": "Prices include VAT."}, actor_id="1").id
+            guidance.admin_add(
+                db.session(), {"type": "fact", "text": "Prices include VAT."}, actor_id="1"
+            ).id
         ),
     )
     for _ in range(3):
@@ -135,7 +137,7 @@ def test_the_cost_card_counts_block_summary_tokens_and_calls_saved(
     work(
         app,
         lambda m, db: guidance.admin_add(
-            db, {"type": "fact", "text": "The shop ships to the EU only."}, actor_id="1"
+            db.session(), {"type": "fact", "text": "The shop ships to the EU only."}, actor_id="1"
         ),
     )
     chars = work(app, lambda m, db: m.block().length)

@@ -250,7 +250,7 @@ def test_scripts_can_use_an_api_token_instead_of_the_cookie(demo_app: Flask) -> 
 
     with demo_app.app_context():
         editor = db.session.scalar(select(User).where(User.username == "editor"))
-        _row, plain = tokens.create(db, user_id=str(editor.id), name="script")
+        _row, plain = tokens.create(db.session(), user_id=str(editor.id), name="script")
     client = demo_app.test_client()
     auth = {"Authorization": f"Bearer {plain}"}
     created = client.post("/chat/api/conversations", headers=auth)

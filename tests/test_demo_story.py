@@ -20,7 +20,7 @@ from tests.demo_story import FACT, FIRST_POST, GUARDRAIL, HEADER, assert_digest,
 
 def version_of(app: Flask, entry_id: int) -> int:
     with app.app_context():
-        return guidance.get(app.extensions["sqlalchemy"], entry_id).version
+        return guidance.get(app.extensions["sqlalchemy"].session(), entry_id).version
 
 
 def test_the_whole_story_over_http(demo_app: Flask) -> None:

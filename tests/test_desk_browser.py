@@ -31,17 +31,19 @@ def _desk(m: Any, db: Any) -> dict[str, int]:
         "font": propose(m, "Use Comic Sans for all headings.", type="convention"),
         "cache": propose(m, "Clear the page cache after every edit.", type="instruction"),
     }
-    guidance.reject(db, ids["cache"], actor_id="1")
+    guidance.reject(db.session(), ids["cache"], actor_id="1")
     rule = {"type": "guardrail", "target": "post_id:42", "severity": "block"}
     ids["rule"] = propose(m, "Never edit the checkout page.", **rule)
-    guidance.edit(db, ids["rule"], {"text": "Never edit the checkout or cart page."}, actor_id="1")
     guidance.edit(
-        db,
+        db.session(), ids["rule"], {"text": "Never edit the checkout or cart page."}, actor_id="1"
+    )
+    guidance.edit(
+        db.session(),
         ids["rule"],
         {"text": "Never edit the checkout page: payment callbacks use its slug."},
         actor_id="1",
     )
-    guidance.approve(db, ids["rule"], actor_id="1")
+    guidance.approve(db.session(), ids["rule"], actor_id="1")
     for _ in range(2):
         with pytest.raises(BlockedByMemory):
             m.call_tool("update-post", {"post_id": 42, "title": "Pay"}, user=editor)

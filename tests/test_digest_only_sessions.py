@@ -63,7 +63,7 @@ def test_a_session_that_only_recalled_gets_its_digest_and_no_provider_call(
     # The Memory screen's Cost card counts it as a provider call saved.
     from chatmem.memory import costs
 
-    assert costs.cost(db).digest_only == 1
+    assert costs.cost(db.session()).digest_only == 1
 
 
 @pytest.mark.parametrize("has_calls", [True, False], ids=["calls", "transcript-only"])

@@ -231,7 +231,7 @@ def test_summary_attaches_the_digest_and_retries_are_harmless(
     from chatmem.memory import guidance
 
     guidance.admin_add(
-        db,
+        db.session(),
         {"type": "guardrail", "text": "no header", "target": "post_id:3", "severity": "block"},
         actor_id="1",
     )
@@ -275,8 +275,10 @@ def test_sessions_belong_to_their_user(memory: Any, admin: Any, editor: Any) -> 
 def test_recall_filters(memory: Any, db: Any, admin: Any, editor: Any) -> None:
     from chatmem.memory import guidance
 
-    guidance.admin_add(db, {"type": "fact", "text": "Checkout is page 42"}, actor_id="1")
-    guidance.admin_add(db, {"type": "convention", "text": "Use 100% metric_units"}, actor_id="1")
+    guidance.admin_add(db.session(), {"type": "fact", "text": "Checkout is page 42"}, actor_id="1")
+    guidance.admin_add(
+        db.session(), {"type": "convention", "text": "Use 100% metric_units"}, actor_id="1"
+    )
     assert [
         g["text"] for g in memory.call_tool("recall", {"type": "fact"}, user=editor)["guidance"]
     ] == ["Checkout is page 42"]

@@ -99,12 +99,14 @@ def test_every_version_with_its_diff_who_and_when(app: Flask, client: FlaskClien
 def test_an_edit_without_recorded_changes_shows_no_diff(app: Flask, client: FlaskClient) -> None:
     def seed(memory: Any, db: Any) -> int:
         added = guidance.admin_add(
-            db, {"type": "fact", "text": "Prices include VAT."}, actor_id="1"
+            db.session(), {"type": "fact", "text": "Prices include VAT."}, actor_id="1"
         )
-        guidance.edit(db, added.id, {"text": "Prices include 20% VAT."}, actor_id="1")
-        guidance.edit(db, added.id, {"text": "Prices include 21% VAT."}, actor_id="1")
+        guidance.edit(db.session(), added.id, {"text": "Prices include 20% VAT."}, actor_id="1")
+        guidance.edit(db.session(), added.id, {"text": "Prices include 21% VAT."}, actor_id="1")
         # The middle edit as a file from elsewhere may carry it: no changed fields.
-        first_edit = min(e.id for e in guidance.events(db, added.id) if e.action == "edit")
+        first_edit = min(
+            e.id for e in guidance.events(db.session(), added.id) if e.action == "edit"
+        )
         db.session.execute(
             update(GuidanceEvent).where(GuidanceEvent.id == first_edit).values(detail=None)
         )
@@ -132,10 +134,14 @@ def test_unknown_entries_and_non_curators_are_refused(app: Flask, client: FlaskC
 def test_every_row_of_every_guidance_tab_links_its_history(app: Flask, client: FlaskClient) -> None:
     def seed(memory: Any, db: Any) -> dict[str, int]:
         ids = {tab: propose(memory, f"Fact for the {tab} tab.") for tab in ("pending", "rejected")}
-        active = guidance.admin_add(db, {"type": "fact", "text": "Active fact."}, actor_id="1")
-        trashed = guidance.admin_add(db, {"type": "fact", "text": "Trashed fact."}, actor_id="1")
-        guidance.reject(db, ids["rejected"], actor_id="1")
-        guidance.trash(db, trashed.id, actor_id="1")
+        active = guidance.admin_add(
+            db.session(), {"type": "fact", "text": "Active fact."}, actor_id="1"
+        )
+        trashed = guidance.admin_add(
+            db.session(), {"type": "fact", "text": "Trashed fact."}, actor_id="1"
+        )
+        guidance.reject(db.session(), ids["rejected"], actor_id="1")
+        guidance.trash(db.session(), trashed.id, actor_id="1")
         return {**ids, "active": active.id, "trash": trashed.id}
 
     ids = work(app, seed)

@@ -54,18 +54,18 @@ def test_a_second_worker_sees_approvals_and_switch_offs_at_once(
         assert in_b(lambda m: m.system_context()) == ""
         assert in_b(b_update) == "ran"
 
-        guidance.approve(db, fact["id"], actor_id="1")
+        guidance.approve(db.session(), fact["id"], actor_id="1")
         assert "Checkout is page 42" in in_b(lambda m: m.system_context())
-        guidance.approve(db, rule["id"], actor_id="1")
+        guidance.approve(db.session(), rule["id"], actor_id="1")
         assert in_b(b_update) == "blocked"
 
-        guidance.set_enabled(db, fact["id"], False, actor_id="1")
+        guidance.set_enabled(db.session(), fact["id"], False, actor_id="1")
         assert "Checkout is page 42" not in in_b(lambda m: m.system_context())
-        guidance.set_enabled(db, rule["id"], False, actor_id="1")
+        guidance.set_enabled(db.session(), rule["id"], False, actor_id="1")
         assert in_b(b_update) == "ran"
 
         memory.set_setting("memory_enabled", False, actor=USERS["admin"])
-        guidance.set_enabled(db, fact["id"], True, actor_id="1")
+        guidance.set_enabled(db.session(), fact["id"], True, actor_id="1")
         assert in_b(lambda m: m.system_context()) == ""
         memory.set_setting("memory_enabled", True, actor=USERS["admin"])
         assert "Checkout is page 42" in in_b(lambda m: m.system_context())
@@ -103,7 +103,7 @@ def run_other_process(database_url: str) -> dict[str, str]:
 def test_another_process_sees_the_change(memory: Any, db: Any, database_url: str) -> None:
     assert run_other_process(database_url) == {"block": "", "update": "ran"}
     guidance.admin_add(
-        db,
+        db.session(),
         {
             "type": "guardrail",
             "text": "Hands off checkout",
@@ -135,12 +135,12 @@ def test_a_request_reads_the_state_once_and_again_after_its_own_change(
             )
         assert memory.snapshot() == first
         # Its own change is seen at once.
-        switches.set_setting(db, "memory_enabled", False, actor_id="1")
+        switches.set_setting(db.session(), "memory_enabled", False, actor_id="1")
         assert memory.snapshot().memory_enabled is False
         assert memory.snapshot().auto_summarize is True
     with app.app_context():
         # Outside a request every call reads afresh.
-        switches.set_setting(db, "memory_enabled", True, actor_id="1")
+        switches.set_setting(db.session(), "memory_enabled", True, actor_id="1")
         assert memory.snapshot().memory_enabled is True
     with app.test_request_context():
         assert memory.snapshot().memory_enabled is True, "each request reads its own"

@@ -29,7 +29,7 @@ ADMIN, EDITOR = USERS["admin"], USERS["editor"]
 
 def guard(db: Any, target: str, severity: str = "block") -> int:
     entry = guidance.admin_add(
-        db,
+        db.session(),
         {"type": "guardrail", "text": f"Guard {target}", "target": target, "severity": severity},
         actor_id=str(ADMIN.id),
     )
@@ -277,7 +277,7 @@ def test_the_dry_run_agrees_with_enforcement_on_a_thousand_calls(
             )
         }
         assert predicted == enforced, target
-        guidance.trash(db, rule, actor_id=str(ADMIN.id))
+        guidance.trash(db.session(), rule, actor_id=str(ADMIN.id))
     assert snapshot.revision < memory.snapshot().revision
     # The figures the assertion above stands on are not trivial.
     assert memory.dry_run("post_id:3").count > 50

@@ -17,7 +17,7 @@ from chatmem.memory.models import Guidance, LedgerEntry
 
 def guard(db: Any, admin: Any, target: str, severity: str = "block", text: str = "") -> Any:
     return guidance.admin_add(
-        db,
+        db.session(),
         {
             "type": "guardrail",
             "text": text or f"guard {target}",
@@ -186,16 +186,16 @@ def test_inert_guardrails_do_not_block(
     assert proposed["status"] == "pending"
     memory.call_tool("update-post", {"post_id": 42, "title": "a"}, user=editor)  # pending: inert
     assert title_of(db, ctx, 42) == "a"
-    guidance.approve(db, proposed["id"], actor_id=aid)
+    guidance.approve(db.session(), proposed["id"], actor_id=aid)
     assert (
         refused_by(memory, editor, "update-post", {"post_id": 42, "title": "b"}) == proposed["id"]
     )
     assert title_of(db, ctx, 42) == "a"
-    guidance.set_enabled(db, proposed["id"], False, actor_id=aid)
+    guidance.set_enabled(db.session(), proposed["id"], False, actor_id=aid)
     memory.call_tool("update-post", {"post_id": 42, "title": "c"}, user=editor)  # switched off
     assert title_of(db, ctx, 42) == "c"
-    guidance.set_enabled(db, proposed["id"], True, actor_id=aid)
-    guidance.trash(db, proposed["id"], actor_id=aid)
+    guidance.set_enabled(db.session(), proposed["id"], True, actor_id=aid)
+    guidance.trash(db.session(), proposed["id"], actor_id=aid)
     memory.call_tool("update-post", {"post_id": 42, "title": "d"}, user=editor)  # trashed
     assert title_of(db, ctx, 42) == "d"
     assert [outcome for _tool, outcome in ledger(db)[1:]] == ["ok", "blocked", "ok", "ok"]
@@ -207,7 +207,9 @@ def test_warn_severity_and_other_types_are_advisory(
     guard(db, admin, "post_id:42", severity="warn")
     guard(db, admin, "post_id:42", severity="info", text="info on 42")
     guidance.admin_add(
-        db, {"type": "fact", "text": "f", "target": "post_id:42", "severity": "block"}, actor_id="1"
+        db.session(),
+        {"type": "fact", "text": "f", "target": "post_id:42", "severity": "block"},
+        actor_id="1",
     )
     memory.call_tool("update-post", {"post_id": 42, "title": "allowed"}, user=editor)
     assert title_of(db, ctx, 42) == "allowed"
@@ -259,9 +261,9 @@ def test_a_refusal_names_tool_rules_then_post_ids_then_post_types(
     by_tool = guard(db, admin, "update-post")  # approved last, named first
     call = {"post_id": 42, "title": "x"}
     assert refused_by(memory, editor, "update-post", call) == by_tool.id
-    guidance.set_enabled(db, by_tool.id, False, actor_id=str(admin.id))
+    guidance.set_enabled(db.session(), by_tool.id, False, actor_id=str(admin.id))
     assert refused_by(memory, editor, "update-post", call) == by_id.id
-    guidance.set_enabled(db, by_id.id, False, actor_id=str(admin.id))
+    guidance.set_enabled(db.session(), by_id.id, False, actor_id=str(admin.id))
     assert refused_by(memory, editor, "update-post", call) == by_type.id
 
 
@@ -284,14 +286,14 @@ def test_within_a_kind_the_oldest_approval_is_named(
         ]
     ]
     for entry_id in reversed(proposals):  # approved in the reverse of creation order
-        guidance.approve(db, entry_id, actor_id=str(admin.id))
+        guidance.approve(db.session(), entry_id, actor_id=str(admin.id))
     assert refused_by(memory, editor, "update-post", {"post_id": 42, "title": "x"}) == proposals[1]
     assert refused_by(memory, editor, "create-user", {"username": "u"}) == proposals[3]
-    guidance.set_enabled(db, proposals[1], False, actor_id=str(admin.id))
-    guidance.set_enabled(db, proposals[0], False, actor_id=str(admin.id))
+    guidance.set_enabled(db.session(), proposals[1], False, actor_id=str(admin.id))
+    guidance.set_enabled(db.session(), proposals[0], False, actor_id=str(admin.id))
     assert refused_by(memory, editor, "update-post", {"post_id": 42, "title": "x"}) == proposals[5]
     for entry_id in (proposals[5], proposals[3]):
-        guidance.set_enabled(db, entry_id, False, actor_id=str(admin.id))
+        guidance.set_enabled(db.session(), entry_id, False, actor_id=str(admin.id))
     assert refused_by(memory, editor, "update-post", {"post_id": 42, "title": "x"}) == proposals[4]
     assert refused_by(memory, editor, "create-user", {"username": "u"}) == proposals[2]
 
@@ -303,8 +305,8 @@ def test_post_id_is_checked_before_id(memory: Any, db: Any, admin: Any, editor: 
     assert refused_by(memory, editor, "link-posts", {"post_id": 7, "id": 42}) == newer.id
     assert refused_by(memory, editor, "link-posts", {"post_id": 3, "id": 42}) == older.id
     header = guard(db, admin, "post_type:header_footer")
-    guidance.set_enabled(db, older.id, False, actor_id=str(admin.id))
-    guidance.set_enabled(db, newer.id, False, actor_id=str(admin.id))
+    guidance.set_enabled(db.session(), older.id, False, actor_id=str(admin.id))
+    guidance.set_enabled(db.session(), newer.id, False, actor_id=str(admin.id))
     assert refused_by(memory, editor, "link-posts", {"post_id": 7, "id": 3}) == header.id
 
 
@@ -419,7 +421,7 @@ def test_the_index_counts_the_enforced_guardrails(db: Any, admin: Any, editor: A
         guard(db, admin, target)
     guard(db, admin, "post_id:7", severity="warn")
     guard(db, admin, "nowhere:7")
-    index = GuardrailIndex.build(active_entries(db), "chatmem")
+    index = GuardrailIndex.build(active_entries(db.session()), "chatmem")
     assert len(index) == 4
     assert len(GuardrailIndex.build([], "chatmem")) == 0
 
@@ -427,7 +429,7 @@ def test_the_index_counts_the_enforced_guardrails(db: Any, admin: Any, editor: A
 def test_the_index_keeps_each_rules_severity(db: Any, admin: Any) -> None:
     held = guard(db, admin, "post_id:3", severity="ask")
     refused = guard(db, admin, "create-user")
-    index = GuardrailIndex.build(active_entries(db), "chatmem")
+    index = GuardrailIndex.build(active_entries(db.session()), "chatmem")
     ask_rule = matching.match(index, "update-post", {"post_id": 3}, None)
     block_rule = matching.match(index, "create-user", {}, None)
     assert ask_rule == Rule(held.id, held.title, "post_id:3", "ask")

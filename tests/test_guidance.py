@@ -17,7 +17,7 @@ def test_proposals_wait_for_approval(memory: Any, db: Any, admin: Any, editor: A
     assert result["status"] == "pending"
     assert memory.system_context() == ""
     assert memory.call_tool("recall", {}, user=editor)["guidance"] == []
-    entry = guidance.approve(db, result["id"], actor_id=str(admin.id))
+    entry = guidance.approve(db.session(), result["id"], actor_id=str(admin.id))
     assert (entry.status, entry.approved_by) == ("publish", "1")
     assert "Checkout is page 42" in memory.system_context()
     [found] = memory.call_tool("recall", {}, user=editor)["guidance"]
@@ -50,12 +50,12 @@ def test_identical_proposals_are_one_entry(memory: Any, db: Any, admin: Any, edi
         "remember", {"type": "fact", "text": "  checkout IS page\n42 "}, user=editor
     )
     assert again == first
-    guidance.approve(db, first["id"], actor_id="1")
+    guidance.approve(db.session(), first["id"], actor_id="1")
     third = memory.call_tool(
         "remember", {"type": "fact", "text": "CHECKOUT is page 42"}, user=editor
     )
     assert third == {"id": first["id"], "status": "publish", "flags": []}
-    guidance.trash(db, first["id"], actor_id="1")
+    guidance.trash(db.session(), first["id"], actor_id="1")
     fourth = memory.call_tool(
         "remember", {"type": "fact", "text": "checkout is page 42"}, user=editor
     )
@@ -65,24 +65,30 @@ def test_identical_proposals_are_one_entry(memory: Any, db: Any, admin: Any, edi
 def test_title_defaults_to_first_eight_words(memory: Any, db: Any, editor: Any) -> None:
     text = "one two three four five six seven eight nine ten"
     result = memory.call_tool("remember", {"type": "fact", "text": text}, user=editor)
-    assert guidance.get(db, result["id"]).title == "one two three four five six seven eight"
+    assert (
+        guidance.get(db.session(), result["id"]).title == "one two three four five six seven eight"
+    )
 
 
 def test_stale_edit_is_refused_and_nothing_is_overwritten(db: Any, admin: Any) -> None:
-    entry = guidance.admin_add(db, {"type": "fact", "text": "original"}, actor_id="1")
+    entry = guidance.admin_add(db.session(), {"type": "fact", "text": "original"}, actor_id="1")
     seen = entry.version
-    guidance.edit(db, entry.id, {"text": "first edit"}, actor_id="1", expected_version=seen)
+    guidance.edit(
+        db.session(), entry.id, {"text": "first edit"}, actor_id="1", expected_version=seen
+    )
     stale = f"Guidance #{entry.id} changed since you loaded it; reload and review it again."
     with pytest.raises(Conflict) as caught:
-        guidance.edit(db, entry.id, {"text": "second edit"}, actor_id="1", expected_version=seen)
+        guidance.edit(
+            db.session(), entry.id, {"text": "second edit"}, actor_id="1", expected_version=seen
+        )
     assert (caught.value.message, caught.value.details) == (
         stale,
         {"id": entry.id, "version": seen + 1},
     )
     with pytest.raises(Conflict) as caught:
-        guidance.set_enabled(db, entry.id, False, actor_id="1", expected_version=seen)
+        guidance.set_enabled(db.session(), entry.id, False, actor_id="1", expected_version=seen)
     assert caught.value.message == stale
-    assert guidance.get(db, entry.id).text == "first edit"
+    assert guidance.get(db.session(), entry.id).text == "first edit"
 
 
 def test_concurrent_edit_loses_cleanly(app: Any, second_worker: Any) -> None:
@@ -90,41 +96,43 @@ def test_concurrent_edit_loses_cleanly(app: Any, second_worker: Any) -> None:
     other = second_worker
     with app.app_context():
         db = app.extensions["test_host"]["db"]
-        eid = guidance.admin_add(db, {"type": "fact", "text": "v1"}, actor_id="1").id
-        mine = guidance.get(db, eid)  # worker A is mid-request, holding version 1
+        eid = guidance.admin_add(db.session(), {"type": "fact", "text": "v1"}, actor_id="1").id
+        mine = guidance.get(db.session(), eid)  # worker A is mid-request, holding version 1
         assert (mine.text, mine.version) == ("v1", 1)
         with other.app_context():
             other_db = other.extensions["test_host"]["db"]
-            guidance.edit(other_db, eid, {"text": "from worker B"}, actor_id="2")
+            guidance.edit(other_db.session(), eid, {"text": "from worker B"}, actor_id="2")
         with pytest.raises(Conflict) as caught:
-            guidance.edit(db, eid, {"text": "from worker A"}, actor_id="1")
+            guidance.edit(db.session(), eid, {"text": "from worker A"}, actor_id="1")
         assert caught.value.message == (
             f"Guidance #{eid} was changed by someone else at the same time; reload it."
         )
         db.session.expunge_all()
-        assert guidance.get(db, eid).text == "from worker B"
+        assert guidance.get(db.session(), eid).text == "from worker B"
 
 
 def test_lifecycle_transitions_and_audit_trail(memory: Any, db: Any, editor: Any) -> None:
     result = memory.call_tool("remember", {"type": "fact", "text": "x marks the spot"}, user=editor)
     eid = result["id"]
-    entry = guidance.edit(db, eid, {"text": "y marks the spot", "scope": "maps"}, actor_id="1")
+    entry = guidance.edit(
+        db.session(), eid, {"text": "y marks the spot", "scope": "maps"}, actor_id="1"
+    )
     assert entry.title == "y marks the spot" and entry.scope == "maps"
-    guidance.approve(db, eid, actor_id="1")
+    guidance.approve(db.session(), eid, actor_id="1")
     with pytest.raises(Conflict) as caught:
-        guidance.approve(db, eid, actor_id="1")
+        guidance.approve(db.session(), eid, actor_id="1")
     assert caught.value.message == f"Cannot approve guidance #{eid}: it is publish, not pending."
     with pytest.raises(Conflict) as caught:
-        guidance.reject(db, eid, actor_id="1")
+        guidance.reject(db.session(), eid, actor_id="1")
     assert caught.value.message == f"Cannot reject guidance #{eid}: it is publish, not pending."
-    guidance.set_enabled(db, eid, False, actor_id="1")
-    guidance.trash(db, eid, actor_id="1")
+    guidance.set_enabled(db.session(), eid, False, actor_id="1")
+    guidance.trash(db.session(), eid, actor_id="1")
     with pytest.raises(Conflict) as caught:
-        guidance.edit(db, eid, {"text": "z"}, actor_id="1")
+        guidance.edit(db.session(), eid, {"text": "z"}, actor_id="1")
     assert caught.value.message == "Restore this entry from the trash before editing it."
-    restored = guidance.restore(db, eid, actor_id="1")
+    restored = guidance.restore(db.session(), eid, actor_id="1")
     assert (restored.status, restored.enabled) == ("publish", False)
-    actions = [(e.action, e.actor_id) for e in guidance.events(db, eid)]
+    actions = [(e.action, e.actor_id) for e in guidance.events(db.session(), eid)]
     assert actions == [
         ("propose", "2"),
         ("edit", "1"),
@@ -133,12 +141,15 @@ def test_lifecycle_transitions_and_audit_trail(memory: Any, db: Any, editor: Any
         ("trash", "1"),
         ("restore", "1"),
     ]
-    assert guidance.events(db, eid)[1].detail["text"] == ["x marks the spot", "y marks the spot"]
+    assert guidance.events(db.session(), eid)[1].detail["text"] == [
+        "x marks the spot",
+        "y marks the spot",
+    ]
 
 
 def test_admin_add_is_published_by_admin_and_validated(db: Any) -> None:
     entry = guidance.admin_add(
-        db,
+        db.session(),
         {
             "type": "guardrail",
             "text": "never edit the logo",
@@ -156,7 +167,7 @@ def test_admin_add_is_published_by_admin_and_validated(db: Any) -> None:
         ({"type": "fact", "text": "x", "colour": "red"}, "colour"),
     ]:
         with pytest.raises(InvalidParams) as caught:
-            guidance.admin_add(db, bad, actor_id="1")
+            guidance.admin_add(db.session(), bad, actor_id="1")
         assert caught.value.details["field"] == field
     assert db.session.query(guidance.Guidance).count() == 1
 
@@ -166,20 +177,24 @@ def test_pending_count_is_the_badge_number(memory: Any, db: Any, editor: Any) ->
     first = memory.call_tool("remember", {"type": "fact", "text": "one"}, user=editor)
     memory.call_tool("remember", {"type": "fact", "text": "two"}, user=editor)
     assert memory.pending_count() == 2
-    guidance.approve(db, first["id"], actor_id="1")
+    guidance.approve(db.session(), first["id"], actor_id="1")
     assert memory.pending_count() == 1
 
 
 def test_titles_follow_the_text_unless_an_admin_chose_one(db: Any) -> None:
-    entry = guidance.admin_add(db, {"type": "fact", "text": "checkout is page 42"}, actor_id="1")
-    entry = guidance.edit(db, entry.id, {"text": "checkout moved to page 43"}, actor_id="1")
+    entry = guidance.admin_add(
+        db.session(), {"type": "fact", "text": "checkout is page 42"}, actor_id="1"
+    )
+    entry = guidance.edit(
+        db.session(), entry.id, {"text": "checkout moved to page 43"}, actor_id="1"
+    )
     assert entry.title == "checkout moved to page 43"  # derived title follows
-    entry = guidance.edit(db, entry.id, {"title": "   "}, actor_id="1")
+    entry = guidance.edit(db.session(), entry.id, {"title": "   "}, actor_id="1")
     assert entry.title == "checkout moved to page 43"  # blank never stores NULL
-    entry = guidance.edit(db, entry.id, {"title": "Checkout page"}, actor_id="1")
-    entry = guidance.edit(db, entry.id, {"text": "checkout is page 44"}, actor_id="1")
+    entry = guidance.edit(db.session(), entry.id, {"title": "Checkout page"}, actor_id="1")
+    entry = guidance.edit(db.session(), entry.id, {"text": "checkout is page 44"}, actor_id="1")
     assert entry.title == "Checkout page"  # a chosen title stays
-    assert guidance.events(db, entry.id)[-1].detail == {
+    assert guidance.events(db.session(), entry.id)[-1].detail == {
         "text": ["checkout moved to page 43", "checkout is page 44"]
     }
 
@@ -198,7 +213,7 @@ def test_the_screen_and_the_tool_refuse_a_bad_field_in_the_same_words(
         {"type": "fact", "text": "x", "target": "tool:" + "t" * 200},
     ]:
         with pytest.raises(InvalidParams) as by_curator:
-            guidance.admin_add(db, bad, actor_id="1")
+            guidance.admin_add(db.session(), bad, actor_id="1")
         with pytest.raises(InvalidParams) as by_agent:
             memory.call_tool("remember", bad, user=editor)
         assert by_curator.value.message == by_agent.value.message

@@ -38,7 +38,7 @@ def entry(app: Flask, entry_id: int) -> tuple[str, int, list[tuple[str, str | No
     db = app.extensions["test_host"]["db"]
     with app.app_context():
         row = db.session.get(Guidance, entry_id)
-        trail = [(e.action, e.actor_id) for e in guidance.events(db, entry_id)]
+        trail = [(e.action, e.actor_id) for e in guidance.events(db.session(), entry_id)]
         return row.status, row.version, trail
 
 
@@ -141,7 +141,7 @@ def test_a_concurrent_change_between_read_and_write_is_refused(
 
     def edit_first(*args: Any, **kwargs: Any) -> Guidance:
         with app.app_context():  # another curator, on another connection
-            guidance.edit(db, entry_id, {"text": "Checkout is page 43"}, actor_id="1")
+            guidance.edit(db.session(), entry_id, {"text": "Checkout is page 43"}, actor_id="1")
         return real_approve(*args, **kwargs)
 
     monkeypatch.setattr(guidance, "approve", edit_first)

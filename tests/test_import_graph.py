@@ -26,11 +26,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "chatmem"
 
 # Between modules: none since `chatmem.text` became a package.
 KNOWN_CYCLES: list[frozenset[str]] = []
-# Between packages: `memory.tools` imports `chatmem.tools` (Tool, the registry)
-# and `chatmem.tools` imports `memory.guardrails` (issue 27: "memory <-> tools.py").
-KNOWN_PACKAGE_CYCLES: list[frozenset[str]] = [
-    frozenset({"chatmem.memory", "chatmem.tools"}),
-]
+# Between packages: none since `tool_slug` moved to `chatmem.tools`, so the
+# registry no longer imports the domain that registers on it.
+KNOWN_PACKAGE_CYCLES: list[frozenset[str]] = []
 
 
 def _module_name(path: Path) -> str:
@@ -178,11 +176,13 @@ def test_no_package_cycle_but_the_known_ones() -> None:
     assert new == [], "import cycles among chatmem's packages (see this test's docstring)"
 
 
-# The domain's floor (issue 27): memory/ takes plain values and a database
-# session, so it imports no web framework, no HTTP client and nothing that sits
-# above it (the edge, the workers, the facade, the providers).
+# The domain's floor (issue 27): memory/ takes plain values and a SQLAlchemy
+# Session, so it imports no web framework (Flask-SQLAlchemy included, even
+# for types), no HTTP client and nothing that sits above it (the edge, the
+# workers, the facade, the providers).
 ABOVE_THE_DOMAIN = (
     "flask",
+    "flask_sqlalchemy",
     "werkzeug",
     "urllib.request",
     "httpx",
@@ -196,38 +196,16 @@ ABOVE_THE_DOMAIN = (
     "chatmem.demo",
     "chatmem.cli",
 )
-# Flask-SQLAlchemy still names the session's type in these modules (`db:
-# SQLAlchemy`, read as `db.session`); the list may only shrink.
-STILL_ON_FLASK_SQLALCHEMY = {
-    "chatmem.memory.block",
-    "chatmem.memory.costs",
-    "chatmem.memory.curation",
-    "chatmem.memory.desk",
-    "chatmem.memory.guardrails.dry_run",
-    "chatmem.memory.guidance",
-    "chatmem.memory.held",
-    "chatmem.memory.ledger",
-    "chatmem.memory.listing",
-    "chatmem.memory.notify",
-    "chatmem.memory.reads",
-    "chatmem.memory.recall",
-    "chatmem.memory.recall.topic_index",
-    "chatmem.memory.screening",
-    "chatmem.memory.sessions",
-    "chatmem.memory.staleness",
-    "chatmem.memory.switches",
-    "chatmem.memory.transfer",
-}
 
 
-def _every_import(name: str, path: Path) -> set[str]:
-    """Every module a file imports, at load time or inside a function (not for type checking)."""
+def _every_import(name: str, path: Path, *, for_types: bool = True) -> set[str]:
+    """Every module a file imports, at load time, inside a function or (by default) for types."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     tree = ast.parse(path.read_text(), str(path))
     checking = {
         id(inner)
         for node in ast.walk(tree)
-        if isinstance(node, ast.If) and _is_type_checking(node.test)
+        if not for_types and isinstance(node, ast.If) and _is_type_checking(node.test)
         for inner in ast.walk(node)
     }
     found: set[str] = set()
@@ -265,17 +243,13 @@ def test_the_domain_imports_nothing_above_it() -> None:
     assert {name: bad for name, bad in found.items() if bad} == {}
 
 
-def test_flask_sqlalchemy_leaves_the_domain_and_never_comes_back() -> None:
-    users = {
-        name
-        for name, imports in _domain_imports().items()
-        if any(_under(m, "flask_sqlalchemy") for m in imports)
-    }
-    assert users <= STILL_ON_FLASK_SQLALCHEMY, "a domain module took up Flask-SQLAlchemy"
-
-
 def test_the_domain_check_can_fail() -> None:
     imports = _every_import("chatmem.memory.held", PACKAGE / "memory" / "held.py")
-    assert "flask_sqlalchemy.SQLAlchemy" in imports
+    assert "sqlalchemy.orm.Session" in imports  # the unit of work the domain takes
+    curation = PACKAGE / "memory" / "curation.py"  # imports its models for types only
+    assert "chatmem.memory.models" in _every_import("chatmem.memory.curation", curation)
+    assert "chatmem.memory.models" not in _every_import(
+        "chatmem.memory.curation", curation, for_types=False
+    )
     assert not any(_under(m, "flask") for m in {"flask_sqlalchemy", "flasks"})
     assert _under("flask.globals", "flask")

@@ -86,7 +86,7 @@ def test_keep_status_screens_each_entry_and_approves_only_what_passes(
             target="post_id:42",
             severity="block",
         )
-        guidance.approve(memory.db, rule, actor_id="1")
+        guidance.approve(memory.db.session(), rule, actor_id="1")
         memory.db.session.remove()
     guardrail = {"type": "guardrail", "target": "post_id:42", "severity": "block"}
     file = document(
@@ -140,7 +140,7 @@ def test_keep_status_screens_each_entry_and_approves_only_what_passes(
             # The names the file gave the other site's ids in the copied trail.
             "actors": {"8": "agent-bot", FOREIGN_APPROVER: "mallory"},
         }
-        restored = guidance.restore(db, trashed.id, actor_id="1")
+        restored = guidance.restore(db.session(), trashed.id, actor_id="1")
         assert restored.status == "pending"
         poison_id, contradicts_id = copies[POISON].id, copies[CONTRADICTS].id
         db.session.remove()
@@ -170,7 +170,9 @@ def test_a_failure_in_the_middle_writes_nothing(app: Flask) -> None:
             return memory.screen(dict(fields))
 
         with pytest.raises(RuntimeError, match="the screen broke"):
-            transfer.import_document(memory.db, file, actor_id="1", keep_status=True, screen=screen)
+            transfer.import_document(
+                memory.db.session(), file, actor_id="1", keep_status=True, screen=screen
+            )
         memory.db.session.remove()
     assert len(calls) == 3, "two entries were already added when it broke"
     assert state(app) == before
@@ -180,7 +182,9 @@ def test_keep_status_needs_the_screen(app: Flask) -> None:
     with app.app_context():
         db = app.extensions["test_host"]["db"]
         with pytest.raises(TypeError, match="poisoning screen"):
-            transfer.import_document(db, document(row(1, BENIGN)), actor_id="1", keep_status=True)
+            transfer.import_document(
+                db.session(), document(row(1, BENIGN)), actor_id="1", keep_status=True
+            )
 
 
 def test_the_shell_keep_status_says_what_the_screen_flagged(app: Flask, tmp_path: Path) -> None:

@@ -118,14 +118,14 @@ def test_the_labels_hook_lets_a_guardrail_name_an_author_or_a_forum(
     assert memory.call_tool("reply", {"topic_id": 14}, user=MARY) == {"replied": 14}
     for target in ("label:author:john", "label:forum:2"):
         values = {"type": "guardrail", "text": f"Not {target}.", "severity": "block"}
-        rule = guidance.admin_add(db, {**values, "target": target}, actor_id="1")
+        rule = guidance.admin_add(db.session(), {**values, "target": target}, actor_id="1")
         with pytest.raises(BlockedByMemory) as refused:
             memory.call_tool("reply", {"topic_id": 14}, user=MARY)
         assert refused.value.details["guidance_id"] == rule.id
         rule.status = "trash"
         db.session.commit()
     gone = guidance.admin_add(
-        db,
+        db.session(),
         {"type": "guardrail", "text": "Not 14.", "severity": "block", "target": "label:topic:14"},
         actor_id="1",
     )

@@ -73,7 +73,7 @@ def store_before_the_rule(db: Any, texts: list[str], *, status: str = "publish")
             "version": 1,
         }
         ids.append(db.session.execute(insert(Guidance).values(row)).inserted_primary_key[0])
-    switches.bump_revision(db)
+    switches.bump_revision(db.session())
     db.session.commit()
     return ids
 
@@ -185,7 +185,7 @@ def test_entries_stored_before_the_rules_are_shown_visibly_with_a_warning(app: F
         [pending] = store_before_the_rule(db, [hidden], status="pending")
         [active, leaky] = store_before_the_rule(db, [flipped, f"CI deploys with {KEY}"])
         clean = guidance_domain.admin_add(
-            db, {"type": "fact", "text": "Use sentence case."}, actor_id="1"
+            db.session(), {"type": "fact", "text": "Use sentence case."}, actor_id="1"
         ).id
         block = memory.system_context()
     assert "Refunds take 41 days; p<U+0430>ssword resets by mail" in block

@@ -60,7 +60,7 @@ def test_a_refusal_records_the_guardrail_id_and_title(
     memory: Any, db: Any, admin: Any, editor: Any
 ) -> None:
     rule = guidance.admin_add(
-        db,
+        db.session(),
         {
             "type": "guardrail",
             "text": "Never touch checkout",
@@ -174,7 +174,7 @@ def digest_line(row: LedgerEntry, rest: str) -> str:
 
 def test_the_digest_text(memory: Any, db: Any, admin: Any, editor: Any) -> None:
     rule = guidance.admin_add(
-        db,
+        db.session(),
         {
             "type": "guardrail",
             "text": "No header edits",

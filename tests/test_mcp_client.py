@@ -47,13 +47,13 @@ def test_a_real_mcp_client_uses_memory_and_host_tools(
     in_app(
         app,
         lambda db: guidance.admin_add(
-            db, {"type": "fact", "text": "Checkout is page 42"}, actor_id=admin_id
+            db.session(), {"type": "fact", "text": "Checkout is page 42"}, actor_id=admin_id
         ),
     )
     in_app(
         app,
         lambda db: guidance.admin_add(
-            db,
+            db.session(),
             {
                 "type": "guardrail",
                 "text": "Never edit the header template",

@@ -121,7 +121,9 @@ def test_a_revoked_token_is_refused_by_every_worker_on_its_next_request(
         recalled(client, other)
     with app.app_context():
         db = app.extensions["test_host"]["db"]
-        tokens.revoke(db, next(t.id for t in tokens.list_tokens(db) if t.name == "test"))
+        tokens.revoke(
+            db.session(), next(t.id for t in tokens.list_tokens(db.session()) if t.name == "test")
+        )
     for client in (two, one):
         refused = call(client, token, None, "recall", {})
         assert refused.status_code == 401
@@ -163,17 +165,17 @@ def test_recall_shows_each_guidance_change_from_another_worker_at_once(
             seen = recalled(other, token)["guidance"]
             assert [g["text"] for g in seen] == expected_texts
             db.session.expire_all()
-            assert seen == recall(db, scan=True)["guidance"]  # the query's own answer
+            assert seen == recall(db.session(), scan=True)["guidance"]  # the query's own answer
 
-        guidance.approve(db, fact["id"], actor_id="1")
+        guidance.approve(db.session(), fact["id"], actor_id="1")
         check(["Checkout is page 42"])
-        guidance.approve(db, rule["id"], actor_id="1")
+        guidance.approve(db.session(), rule["id"], actor_id="1")
         check(["Leave checkout alone", "Checkout is page 42"])  # guardrails first
-        guidance.edit(db, fact["id"], {"text": "Checkout is page 43"}, actor_id="1")
+        guidance.edit(db.session(), fact["id"], {"text": "Checkout is page 43"}, actor_id="1")
         check(["Leave checkout alone", "Checkout is page 43"])
-        guidance.set_enabled(db, rule["id"], False, actor_id="1")
+        guidance.set_enabled(db.session(), rule["id"], False, actor_id="1")
         check(["Checkout is page 43"])
-        guidance.trash(db, fact["id"], actor_id="1")
+        guidance.trash(db.session(), fact["id"], actor_id="1")
         check([])
 
 
@@ -181,22 +183,22 @@ def test_recall_by_type_from_the_cache_matches_the_query(
     app: Flask, make_token: Any, memory: Any, db: Any
 ) -> None:
     for kind, text in (("fact", "Prices include VAT"), ("convention", "British spelling")):
-        guidance.admin_add(db, {"type": kind, "text": text}, actor_id="1")
+        guidance.admin_add(db.session(), {"type": kind, "text": text}, actor_id="1")
     client = app.test_client()
     token = make_token("editor")
     for kind in ("fact", "convention", "instruction"):
         response = call(client, token, None, "recall", {"type": kind})
         shown = response.json["result"]["structuredContent"]["guidance"]
-        assert shown == recall(db, type=kind)["guidance"]
+        assert shown == recall(db.session(), type=kind)["guidance"]
         assert all(g["type"] == kind for g in shown)
-    assert [g["type"] for g in recall(db, type="fact")["guidance"]] == ["fact"]
+    assert [g["type"] for g in recall(db.session(), type="fact")["guidance"]] == ["fact"]
 
 
 def test_a_reused_call_context_reads_the_state_again(memory: Any, db: Any, editor: Any) -> None:
     context = memory.context_for(editor, channel="python")
     memory.dispatcher.call("update-post", {"post_id": 42, "title": "one"}, context)
     rule = guidance.admin_add(
-        db,
+        db.session(),
         {"type": "guardrail", "text": "No", "target": "post_id:42", "severity": "block"},
         actor_id="1",
     )
@@ -232,7 +234,7 @@ def test_recall_sees_a_record_not_yet_flushed(memory: Any, db: Any) -> None:
             recorded_at=utcnow(),
         )
     )
-    assert [s["id"] for s in recall(db)["sessions"]] == ["pending-record"]
+    assert [s["id"] for s in recall(db.session())["sessions"]] == ["pending-record"]
     db.session.rollback()
 
 

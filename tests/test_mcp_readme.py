@@ -23,7 +23,9 @@ def test_the_mcp_client_example_connects(
 ) -> None:
     with app.app_context():
         db = app.extensions["test_host"]["db"]
-        guidance.admin_add(db, {"type": "fact", "text": "Checkout is page 42"}, actor_id="1")
+        guidance.admin_add(
+            db.session(), {"type": "fact", "text": "Checkout is page 42"}, actor_id="1"
+        )
     block = README.split("<!-- example: mcp-client", 1)[1]
     code = block.split("```python\n", 1)[1].split("```", 1)[0]
     monkeypatch.setenv("CHATMEM_URL", live_server)

@@ -23,10 +23,12 @@ MODES = ["auto", "legacy"]
 def seed(app: Any) -> dict[str, int]:
     def work(db: Any) -> dict[str, int]:
         fact = guidance.admin_add(
-            db, {"type": "fact", "text": "Checkout is page 42."}, actor_id="1"
+            db.session(), {"type": "fact", "text": "Checkout is page 42."}, actor_id="1"
         )
-        off = guidance.admin_add(db, {"type": "fact", "text": "The shop is closed."}, actor_id="1")
-        guidance.set_enabled(db, off.id, False, actor_id="1")
+        off = guidance.admin_add(
+            db.session(), {"type": "fact", "text": "The shop is closed."}, actor_id="1"
+        )
+        guidance.set_enabled(db.session(), off.id, False, actor_id="1")
         memory = app.extensions["test_host"]["memory"]
         proposed = memory.call_tool(
             "remember",
@@ -112,7 +114,9 @@ def test_reading_needs_recalls_capability_and_memory_on(
     assert seen[f"chatmem://guidance/{ids['fact']}"] == (-32000, "forbidden")
     assert seen["prompt"] == "forbidden"
 
-    in_app(app, lambda db: switches.set_setting(db, "memory_enabled", False, actor_id="1"))
+    in_app(
+        app, lambda db: switches.set_setting(db.session(), "memory_enabled", False, actor_id="1")
+    )
 
     async def editor(client: Client) -> None:
         try:

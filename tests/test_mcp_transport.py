@@ -118,7 +118,7 @@ def test_initialize_negotiates_and_mints_a_session(
 
 def test_initialize_carries_the_approved_block(client: Any, editor_token: str, ctx: Any) -> None:
     db = ctx.extensions["test_host"]["db"]
-    guidance.admin_add(db, {"type": "fact", "text": "Checkout is page 42"}, actor_id="1")
+    guidance.admin_add(db.session(), {"type": "fact", "text": "Checkout is page 42"}, actor_id="1")
     result = initialize(client, editor_token).json["result"]
     assert result["instructions"] == (
         "## Project memory\nSite facts: Checkout is page 42\n"
@@ -240,7 +240,7 @@ def test_missing_invalid_and_revoked_tokens_get_401(client: Any, make_token: Any
     db = ctx.extensions["test_host"]["db"]
     token = make_token("editor")
     revoked = make_token("editor", "old")
-    tokens.revoke(db, tokens.list_tokens(db)[-1].id)
+    tokens.revoke(db.session(), tokens.list_tokens(db.session())[-1].id)
     for headers in (
         {},
         {"Authorization": "Bearer"},
@@ -257,13 +257,13 @@ def test_missing_invalid_and_revoked_tokens_get_401(client: Any, make_token: Any
 
 def test_a_token_whose_user_is_gone_gets_401(client: Any, ctx: Any) -> None:
     db = ctx.extensions["test_host"]["db"]
-    _row, plain = tokens.create(db, user_id="999", name="orphan")
+    _row, plain = tokens.create(db.session(), user_id="999", name="orphan")
     assert client.post(URL, json=rpc("ping"), headers=auth(plain)).status_code == 401
 
 
 def test_a_token_is_stored_hashed(ctx: Any) -> None:
     db = ctx.extensions["test_host"]["db"]
-    row, plain = tokens.create(db, user_id="2", name="laptop")
+    row, plain = tokens.create(db.session(), user_id="2", name="laptop")
     assert plain.startswith("cm_") and len(plain) > 40
     dumped = json.dumps(
         [[str(v) for v in r] for r in db.session.execute(db.text("SELECT * FROM chatmem_token"))]
@@ -448,7 +448,9 @@ def test_a_protocol_version_header_from_no_era_gets_400(client: Any, editor_toke
 
 def test_server_discover(client: Any, editor_token: str, ctx: Any) -> None:
     db = ctx.extensions["test_host"]["db"]
-    guidance.admin_add(db, {"type": "convention", "text": "British spelling"}, actor_id="1")
+    guidance.admin_add(
+        db.session(), {"type": "convention", "text": "British spelling"}, actor_id="1"
+    )
     response = modern(client, editor_token, "server/discover")
     assert response.status_code == 200
     assert "Mcp-Session-Id" not in response.headers

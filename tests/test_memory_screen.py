@@ -53,12 +53,14 @@ def world(app: Flask) -> World:
         pending = propose(memory, "Checkout is page 42.")
         pending2 = propose(memory, "Use sentence case in titles.", type="convention")
         active = guidance.admin_add(
-            db,
+            db.session(),
             {"type": "guardrail", "text": "Never create users.", "target": "create-user"},
             actor_id="1",
         ).id
-        trashed = guidance.admin_add(db, {"type": "fact", "text": "Old fact."}, actor_id="1").id
-        guidance.trash(db, trashed, actor_id="1")
+        trashed = guidance.admin_add(
+            db.session(), {"type": "fact", "text": "Old fact."}, actor_id="1"
+        ).id
+        guidance.trash(db.session(), trashed, actor_id="1")
         db.session.remove()
     return World(pending, pending2, active, trashed)
 
@@ -263,7 +265,9 @@ def test_a_stale_approval_is_refused(app: Flask, world: World, client: FlaskClie
     assert f'name="version" value="{seen}"' in html
     with app.app_context():
         memory = app.extensions["test_host"]["memory"]
-        guidance.edit(memory.db, world.pending, {"text": "Checkout is page 43."}, actor_id="1")
+        guidance.edit(
+            memory.db.session(), world.pending, {"text": "Checkout is page 43."}, actor_id="1"
+        )
         memory.db.session.remove()
     response = post(
         client,
@@ -323,7 +327,7 @@ def test_edit_then_approve_in_one_step(app: Flask, world: World, client: FlaskCl
     with app.app_context():
         memory = app.extensions["test_host"]["memory"]
         assert "Site facts: Checkout lives on page 42." in memory.system_context()
-        actions = [e.action for e in guidance.events(memory.db, world.pending)]
+        actions = [e.action for e in guidance.events(memory.db.session(), world.pending)]
         memory.db.session.remove()
     assert actions == ["propose", "edit", "approve"]
 
@@ -476,7 +480,7 @@ def test_target_warnings(app: Flask, client: FlaskClient) -> None:
         db = app.extensions["test_host"]["memory"].db
         for target in ("pots_id:42", "get-post", "post_type:header_footer", "create-users"):
             guidance.admin_add(
-                db,
+                db.session(),
                 {
                     "type": "guardrail",
                     "text": f"Rule {target}",
@@ -486,7 +490,7 @@ def test_target_warnings(app: Flask, client: FlaskClient) -> None:
                 actor_id="1",
             )
         guidance.admin_add(
-            db, {"type": "guardrail", "text": "Careful", "severity": "warn"}, actor_id="1"
+            db.session(), {"type": "guardrail", "text": "Careful", "severity": "warn"}, actor_id="1"
         )
         db.session.remove()
     login(client, "admin")
@@ -553,7 +557,9 @@ def test_the_block_preview(app: Flask, client: FlaskClient) -> None:
     with app.app_context():
         db = app.extensions["test_host"]["memory"].db
         for n in range(3):
-            guidance.admin_add(db, {"type": "fact", "text": f"Fact {n} " + "x" * 600}, actor_id="1")
+            guidance.admin_add(
+                db.session(), {"type": "fact", "text": f"Fact {n} " + "x" * 600}, actor_id="1"
+            )
         db.session.remove()
     login(client, "admin")
     with client.get(f"{SCREEN}?tab=active") as response:

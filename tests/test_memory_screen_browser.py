@@ -105,8 +105,12 @@ def test_a_stale_approval_from_another_tab_is_refused(app: Flask, page: Any) -> 
 
 def test_switching_an_entry_off_takes_it_out_of_the_block(app: Flask, page: Any) -> None:
     def work(m: Any, db: Any) -> int:
-        guidance.admin_add(db, {"type": "fact", "text": "Checkout is page 42."}, actor_id="1")
-        return guidance.admin_add(db, {"type": "fact", "text": "Blog is /news."}, actor_id="1").id
+        guidance.admin_add(
+            db.session(), {"type": "fact", "text": "Checkout is page 42."}, actor_id="1"
+        )
+        return guidance.admin_add(
+            db.session(), {"type": "fact", "text": "Blog is /news."}, actor_id="1"
+        ).id
 
     entry_id = seed(app, work)
     page.goto("/chatmem/memory?tab=active")
@@ -177,7 +181,9 @@ def test_add_a_guardrail_by_hand(app: Flask, page: Any) -> None:
 def test_trash_and_restore(app: Flask, page: Any) -> None:
     seed(
         app,
-        lambda m, db: guidance.admin_add(db, {"type": "fact", "text": "Old fact."}, actor_id="1"),
+        lambda m, db: guidance.admin_add(
+            db.session(), {"type": "fact", "text": "Old fact."}, actor_id="1"
+        ),
     )
     page.goto("/chatmem/memory?tab=active")
     page.get_by_role("button", name="Delete: Old fact.").click()
@@ -273,8 +279,10 @@ def _showcase(m: Any, db: Any) -> None:
     m.call_tool(
         "create-user", {"username": "temp", "password": "hunter2"}, user=editor, session_id=rest
     )
-    record = sessions.end(db, rest)
-    sessions.save_summary(db, record, "Created a temporary user for a support ticket.", auto=True)
+    record = sessions.end(db.session(), rest)
+    sessions.save_summary(
+        db.session(), record, "Created a temporary user for a support ticket.", auto=True
+    )
     db.session.commit()
     add = guidance.admin_add
     add(
@@ -304,12 +312,12 @@ def _showcase(m: Any, db: Any) -> None:
     )
     add(db, {"type": "instruction", "text": "Call recall before editing any page."}, actor_id="1")
     off = add(db, {"type": "convention", "text": "Dates are written 2 March 2025."}, actor_id="1")
-    guidance.set_enabled(db, off.id, False, actor_id="1")
+    guidance.set_enabled(db.session(), off.id, False, actor_id="1")
     gone = add(db, {"type": "fact", "text": "The shop closes on Sundays."}, actor_id="1")
-    guidance.trash(db, gone.id, actor_id=str(admin.id))
+    guidance.trash(db.session(), gone.id, actor_id=str(admin.id))
     tokens.issue(m, editor, name="laptop (Claude Code)")
     tokens.issue(
         m, USERS["viewer"], name="docs reader", read_only=True, expires_in=timedelta(days=30)
     )
     old, _plain = tokens.issue(m, editor, name="old CI job")
-    tokens.revoke(db, old.id, actor_id=str(admin.id))
+    tokens.revoke(db.session(), old.id, actor_id=str(admin.id))

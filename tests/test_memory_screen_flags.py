@@ -196,7 +196,7 @@ def test_flags_are_computed_afresh(app: Flask, client: FlaskClient) -> None:
         app,
         lambda m, db: (
             guidance.admin_add(
-                db,
+                db.session(),
                 {"type": "guardrail", "text": "Never edit the site footer template."},
                 actor_id="1",
             ).id
@@ -206,6 +206,6 @@ def test_flags_are_computed_afresh(app: Flask, client: FlaskClient) -> None:
     assert 'data-flag="contradiction"' in page and f"active entry #{active}" in page
     assert act(client, later, "approve", version=version(app, later)).status_code == 409
 
-    seed(app, lambda m, db: guidance.trash(db, active, actor_id="1"))
+    seed(app, lambda m, db: guidance.trash(db.session(), active, actor_id="1"))
     assert 'data-flag="contradiction"' not in pending_page(client)
     assert act(client, later, "approve", version=version(app, later)).status_code == 200

@@ -94,9 +94,9 @@ def poisoned(app: Flask) -> dict[str, str]:
 
         db = memory.db
         for entry_id in ids[:4]:
-            guidance.approve(db, entry_id, actor_id="1")
+            guidance.approve(db.session(), entry_id, actor_id="1")
         for entry_id in ids[4:6]:
-            guidance.trash(db, entry_id, actor_id="1")
+            guidance.trash(db.session(), entry_id, actor_id="1")
         db.session.remove()
     return {"session_id": session_id}
 

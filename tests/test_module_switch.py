@@ -12,9 +12,9 @@ from chatmem.memory.models import LedgerEntry, Session
 
 
 def test_memory_off_turns_everything_off(memory: Any, db: Any, admin: Any, editor: Any) -> None:
-    guidance.admin_add(db, {"type": "fact", "text": "Checkout is page 42"}, actor_id="1")
+    guidance.admin_add(db.session(), {"type": "fact", "text": "Checkout is page 42"}, actor_id="1")
     guidance.admin_add(
-        db,
+        db.session(),
         {
             "type": "guardrail",
             "text": "No header edits",

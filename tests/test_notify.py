@@ -154,17 +154,17 @@ def test_a_failing_hook_never_breaks_the_agents_call(
 def test_a_notice_of_a_rolled_back_transaction_is_dropped(app: Flask) -> None:
     def step(memory: Any, db: Any) -> tuple[list[Any], list[Any]]:
         entry, _ = guidance.propose(
-            db, {"type": "fact", "text": "Rolled back."}, session_id=None, actor_id="2"
+            db.session(), {"type": "fact", "text": "Rolled back."}, session_id=None, actor_id="2"
         )
-        notify.stage(db, notify.proposal_notice(entry, "editor"))
+        notify.stage(db.session(), notify.proposal_notice(entry, "editor"))
         db.session.rollback()
-        dropped = notify.take_ready(db)
+        dropped = notify.take_ready(db.session())
         entry, _ = guidance.propose(
-            db, {"type": "fact", "text": "Committed."}, session_id=None, actor_id="2"
+            db.session(), {"type": "fact", "text": "Committed."}, session_id=None, actor_id="2"
         )
-        notify.stage(db, notify.proposal_notice(entry, "editor"))
+        notify.stage(db.session(), notify.proposal_notice(entry, "editor"))
         db.session.commit()
-        return dropped, notify.take_ready(db)
+        return dropped, notify.take_ready(db.session())
 
     dropped, ready = work(app, step)
     assert dropped == []
@@ -179,7 +179,7 @@ def test_on_waiting_call_names_the_held_call_never_its_arguments(app: Flask) -> 
         app,
         lambda m, db: (
             guidance.admin_add(
-                db,
+                db.session(),
                 {
                     "type": "guardrail",
                     "text": "Ask first.",
@@ -334,7 +334,7 @@ def test_a_held_call_is_sent_too(app: Flask, receiver: Receiver) -> None:
     work(
         app,
         lambda m, db: guidance.admin_add(
-            db,
+            db.session(),
             {"type": "guardrail", "text": "Ask first.", "target": "create-user", "severity": "ask"},
             actor_id="1",
         ),

@@ -156,8 +156,8 @@ def _assert_same(db: Any, topics: list[str]) -> int:
     for topic in topics:
         for reader in READERS:
             every = {"topic": topic, "limit": 100, "guidance_limit": 500, "user_id": reader}
-            indexed = recall_queries.recall(db, **every)
-            scanned = recall_queries.recall(db, scan=True, **every)
+            indexed = recall_queries.recall(db.session(), **every)
+            scanned = recall_queries.recall(db.session(), scan=True, **every)
             assert indexed == scanned, f"topic {topic!r}, reader {reader}"
             if reader is not None:
                 names = {name for uid, name in AUTHORS if uid == reader}
@@ -181,9 +181,11 @@ def test_indexed_recall_equals_the_scan(
     monkeypatch.setattr(recall_queries, "WINDOWS", (5, 20))
     for topic in topics:
         for limit, reader in ((1, None), (3, "2"), (10, None), (10, "4")):
-            indexed = recall_queries.session_records(db, topic=topic, limit=limit, user_id=reader)
+            indexed = recall_queries.session_records(
+                db.session(), topic=topic, limit=limit, user_id=reader
+            )
             scanned = recall_queries.session_records(
-                db, topic=topic, limit=limit, scan=True, user_id=reader
+                db.session(), topic=topic, limit=limit, scan=True, user_id=reader
             )
             assert [s.id for s in indexed] == [s.id for s in scanned], topic
 
@@ -199,16 +201,18 @@ def test_indexed_recall_equals_the_scan(
         entry.text = "guidance rewritten about gunicorn"
     db.session.commit()
     _assert_same(db, [*topics, "rewritten", "REWRITTEN: cache", "gunicorn"])
-    assert recall_queries.recall(db, topic="rewritten: CACHE")["sessions"]
+    assert recall_queries.recall(db.session(), topic="rewritten: CACHE")["sessions"]
 
 
 def test_the_recall_tool_uses_the_index(memory: Any, db: Any, editor: Any, admin: Any) -> None:
     rng = random.Random(7)
     _seed(db, rng)
     result = memory.call_tool("recall", {"topic": "École", "limit": 100}, user=editor)
-    assert result == recall_queries.recall(db, topic="École", limit=100, scan=True, user_id="2")
+    assert result == recall_queries.recall(
+        db.session(), topic="École", limit=100, scan=True, user_id="2"
+    )
     everyone = memory.call_tool("recall", {"topic": "École", "limit": 100}, user=admin)
-    assert everyone == recall_queries.recall(db, topic="École", limit=100, scan=True)
+    assert everyone == recall_queries.recall(db.session(), topic="École", limit=100, scan=True)
     assert {s["user"] for s in result["sessions"]} == {"editor"}
     assert {s["user"] for s in everyone["sessions"]} > {"editor"}
     plan = _plan(db, "checkout")
@@ -227,7 +231,7 @@ def test_the_recall_tool_uses_the_index(memory: Any, db: Any, editor: Any, admin
 def _plan(db: Any, topic: str) -> str:
     statement = select(Session.id).where(
         recall_queries.topic_filter(
-            db,
+            db.session(),
             "chatmem_session",
             literal_column("chatmem_session.rowid"),
             (Session.summary, Session.digest),
@@ -302,9 +306,12 @@ def test_the_windows_stop_early_and_hand_rare_topics_to_the_index(
     def newest(topic: str, limit: int) -> tuple[list[str], int]:
         found: list[Any] = []
         ran = _statements(
-            db, lambda: found.extend(recall_queries.session_records(db, topic=topic, limit=limit))
+            db,
+            lambda: found.extend(
+                recall_queries.session_records(db.session(), topic=topic, limit=limit)
+            ),
         )
-        scanned = recall_queries.session_records(db, topic=topic, limit=limit, scan=True)
+        scanned = recall_queries.session_records(db.session(), topic=topic, limit=limit, scan=True)
         assert [r.id for r in found] == [r.id for r in scanned], topic
         return [r.id for r in found], _windows(ran)
 

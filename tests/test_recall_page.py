@@ -81,7 +81,7 @@ def seed(db: Any, count: int, *, word: str = "common") -> list[int]:
             }
         )
     db.session.execute(insert(Guidance), rows)
-    switches.bump_revision(db)  # as every guidance change does: caches see the new rows
+    switches.bump_revision(db.session())  # as every guidance change does: caches see the new rows
     db.session.commit()
     stored = db.session.query(Guidance.id, Guidance.type, Guidance.approved_at).all()
     # SPEC §3: guardrails, facts, conventions, instructions; newest approval first.
@@ -161,7 +161,9 @@ def test_an_entry_approved_between_pages_repeats_nothing(
     _status, first = rest(client, token, {"guidance_limit": 20})
     # A newer approval goes before the cursor (newest first): this pass does not
     # see it, and nothing already seen comes again.
-    guidance.admin_add(db, {"type": "guardrail", "text": "brand new"}, actor_id=str(admin.id))
+    guidance.admin_add(
+        db.session(), {"type": "guardrail", "text": "brand new"}, actor_id=str(admin.id)
+    )
     seen = [g["id"] for g in first["guidance"]]
     cursor = first["cursor"]
     while cursor:

@@ -64,7 +64,7 @@ def seed(app: Flask) -> World:
         memory = app.extensions["test_host"]["memory"]
         users = hostapp.USERS
         guidance.admin_add(
-            memory.db,
+            memory.db.session(),
             {
                 "type": "guardrail",
                 "text": "Header is off limits",
@@ -229,7 +229,7 @@ def test_summaries_say_who_wrote_them(app: Flask, channel: Recall) -> None:
 
         db = app.extensions["test_host"]["db"]
         record = db.session.get(Session, world.sessions["author"])
-        sessions.save_summary(db, record, "Launch post drafted (automatic).", auto=True)
+        sessions.save_summary(db.session(), record, "Launch post drafted (automatic).", auto=True)
         db.session.commit()
         db.session.remove()
     by_id = {r["id"]: r for r in channel("admin", {})["sessions"]}

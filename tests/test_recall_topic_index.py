@@ -35,18 +35,20 @@ def test_the_cached_search_equals_the_scan_on_every_topic_type_and_page(
     for topic in topics:
         for type in (None, "guardrail", "fact", "convention", "instruction"):
             filters = {"topic": topic, "type": type, "limit": 5, "guidance_limit": 3}
-            scanned = recall_queries.recall(db, scan=True, **filters)
-            cached = recall_queries.recall(db, approved=approved, **filters)
+            scanned = recall_queries.recall(db.session(), scan=True, **filters)
+            cached = recall_queries.recall(db.session(), approved=approved, **filters)
             assert cached == _as_agents_see(scanned), (topic, type)
             # Page on to the end: the same pages, the same cursors.
             while scanned["cursor"] is not None:
                 filters["cursor"] = scanned["cursor"]
-                scanned = recall_queries.recall(db, scan=True, **filters)
-                cached = recall_queries.recall(db, approved=approved, **filters)
+                scanned = recall_queries.recall(db.session(), scan=True, **filters)
+                cached = recall_queries.recall(db.session(), approved=approved, **filters)
                 assert cached == _as_agents_see(scanned), (topic, type, filters["cursor"])
             found += scanned["guidance_total"] > 0
     assert found > len(topics)  # the topics do find entries
-    assert topic_index.for_cache(db, approved) is topic_index.for_cache(db, approved)
+    assert topic_index.for_cache(db.session(), approved) is topic_index.for_cache(
+        db.session(), approved
+    )
 
 
 def test_a_topic_the_index_cannot_hold_goes_to_the_database(memory: Any, db: Any) -> None:
@@ -56,8 +58,8 @@ def test_a_topic_the_index_cannot_hold_goes_to_the_database(memory: Any, db: Any
     approved = _cached(memory)
     topic = "a\x00b"
     assert not topic_index.searchable(topic)
-    cached = recall_queries.recall(db, approved=approved, topic=topic)
-    assert cached == recall_queries.recall(db, scan=True, topic=topic)
+    cached = recall_queries.recall(db.session(), approved=approved, topic=topic)
+    assert cached == recall_queries.recall(db.session(), scan=True, topic=topic)
     assert cached["guidance_total"] == 0
 
 
@@ -72,7 +74,7 @@ def test_entries_changed_behind_the_cache_send_the_search_to_the_database(
     pending.approved_at = pending.created_at
     db.session.commit()
 
-    assert topic_index.for_cache(db, approved) is None
-    answer = recall_queries.recall(db, approved=approved, topic="ZYX")
+    assert topic_index.for_cache(db.session(), approved) is None
+    answer = recall_queries.recall(db.session(), approved=approved, topic="ZYX")
     assert [g["id"] for g in answer["guidance"]] == [pending.id]
-    assert answer == recall_queries.recall(db, scan=True, topic="zyx")
+    assert answer == recall_queries.recall(db.session(), scan=True, topic="zyx")

@@ -33,7 +33,7 @@ def rejected_on(app: Flask, entry_id: int) -> str:
     """The day the rejection was recorded (not today's: a run may cross midnight)."""
     with app.app_context():
         db = app.extensions["test_host"]["db"]
-        day = f"{guidance.rejections(db, [entry_id])[entry_id].at:%Y-%m-%d}"
+        day = f"{guidance.rejections(db.session(), [entry_id])[entry_id].at:%Y-%m-%d}"
         db.session.remove()
         return day
 
@@ -82,9 +82,9 @@ def test_rejecting_with_a_reason_fills_the_rejected_tab(app: Flask, client: Flas
     assert f'href="/chatmem/memory/guidance/{first}"' in html
     with app.app_context():
         db = app.extensions["test_host"]["db"]
-        event = guidance.rejections(db, [first])[first]
+        event = guidance.rejections(db.session(), [first])[first]
         assert (event.actor_id, event.detail) == ("1", {"reason": "Checkout moved to page 7."})
-        assert guidance.rejections(db, [second])[second].detail is None
+        assert guidance.rejections(db.session(), [second])[second].detail is None
 
 
 def test_a_reproposal_is_flagged_with_when_who_and_why(app: Flask, client: FlaskClient) -> None:
@@ -141,7 +141,7 @@ def test_bulk_reject_gives_every_entry_the_reason(app: Flask, client: FlaskClien
     done = client.post(f"{SCREEN}/bulk", data={**form, "reason": "Both wrong."}, headers=JSON)
     assert done.json == {"ok": True, "done": ids, "failed": []}
     with app.app_context():
-        events = guidance.rejections(app.extensions["test_host"]["db"], ids)
+        events = guidance.rejections(app.extensions["test_host"]["db"].session(), ids)
         assert [guidance.reason_of(events[i]) for i in ids] == ["Both wrong.", "Both wrong."]
     html = client.get(f"{SCREEN}?tab=rejected").get_data(as_text=True)
     assert html.count("Both wrong.") == 2
@@ -188,7 +188,10 @@ def test_refuse_answers_invalid_params_and_stores_nothing(refusing: Flask) -> No
     (first,) = seed(app, "Checkout is page 42.")
     with app.app_context():
         guidance.reject(
-            app.extensions["test_host"]["db"], first, actor_id="1", reason="Moved to page 7."
+            app.extensions["test_host"]["db"].session(),
+            first,
+            actor_id="1",
+            reason="Moved to page 7.",
         )
     day = rejected_on(app, first)
     before = counts(app)
@@ -240,7 +243,7 @@ def test_refuse_is_the_same_over_rest(refusing: Flask) -> None:
     (first,) = seed(app, "Checkout is page 42.")
     with app.app_context():
         memory = app.extensions["test_host"]["memory"]
-        guidance.reject(memory.db, first, actor_id="1", reason="Moved.")
+        guidance.reject(memory.db.session(), first, actor_id="1", reason="Moved.")
         plain = tokens.issue(memory, USERS["editor"], name="rest")[1]
         memory.db.session.remove()
     day = rejected_on(app, first)

@@ -88,7 +88,7 @@ def test_403_forbidden_blocked_and_memory_disabled(
 
     db = ctx.extensions["test_host"]["db"]
     entry = guidance.admin_add(
-        db,
+        db.session(),
         {
             "type": "guardrail",
             "text": "Not the header",

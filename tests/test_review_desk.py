@@ -27,7 +27,7 @@ from tests.screen_helpers import JSON, SCREEN, add_token_route, login, propose, 
 
 
 def _add(db: Any, text: str, **fields: Any) -> Guidance:
-    return guidance.admin_add(db, {"type": "fact", "text": text, **fields}, actor_id="1")
+    return guidance.admin_add(db.session(), {"type": "fact", "text": text, **fields}, actor_id="1")
 
 
 def test_similarity_is_pg_trgm_s() -> None:
@@ -43,16 +43,16 @@ def test_similar_finds_active_pending_and_rejected_look_alikes_and_same_target(
     active = _add(db, "The checkout page is page 42 on this site.")
     other = _add(db, "Our brand colour is teal.")
     rejected = propose(memory, "Checkout page is page 42 on the site.", type="convention")
-    guidance.reject(db, rejected, actor_id="1", reason="Duplicate.")
+    guidance.reject(db.session(), rejected, actor_id="1", reason="Duplicate.")
     trashed = _add(db, "The checkout page is page 42 here.")
-    guidance.trash(db, trashed.id, actor_id="1")
+    guidance.trash(db.session(), trashed.id, actor_id="1")
     rule = _add(db, "Leave the front page alone.", type="guardrail", target="post_id:7")
     proposal = db.session.get(
         Guidance, propose(memory, "Checkout page is page 42 on this site!", target="POST_ID:7")
     )
     pending_twin = propose(memory, "The checkout page: page 42 on this site.")
 
-    found = evidence.similar(db, proposal)
+    found = evidence.similar(db.session(), proposal)
     ids = [s.entry.id for s in found]
     assert ids[0] == rule.id and found[0].same_target  # same target first, however unlike
     assert set(ids) == {rule.id, active.id, rejected, pending_twin}
@@ -68,10 +68,10 @@ def test_session_lines_are_the_newest_few_oldest_first(memory: Any, db: Any) -> 
         memory.call_tool(
             "update-post", {"post_id": 7, "title": f"T{number}"}, user=editor, session_id=sid
         )
-    rows, total = evidence.session_lines(db, sid, limit=3)
+    rows, total = evidence.session_lines(db.session(), sid, limit=3)
     assert total == 4
     assert [r.arguments["title"] for r in rows] == ["T2", "T3", "T4"]
-    assert evidence.session_lines(db, None) == ([], 0)
+    assert evidence.session_lines(db.session(), None) == ([], 0)
 
 
 def _events(db: Any, entry_id: int) -> list[tuple[str, Any]]:
@@ -84,7 +84,7 @@ def test_replace_approves_and_trashes_in_one_go_with_both_trails(memory: Any, db
     new = propose(memory, "Checkout is page 7 since November.")
     before = memory.snapshot().revision
     entry, gone = desk.replace(
-        db, new, old.id, actor_id="1", expected_version=1, old_version=old.version
+        db.session(), new, old.id, actor_id="1", expected_version=1, old_version=old.version
     )
     db.session.expire_all()
     assert (entry.status, gone.status, gone.status_before_trash) == ("publish", "trash", "publish")
@@ -109,13 +109,17 @@ def test_replace_refuses_a_stale_side_and_a_non_active_one_changing_nothing(
     pending = propose(memory, "Checkout is page 9.")
     seen = _world(db)
     with pytest.raises(Conflict):
-        desk.replace(db, new, old.id, actor_id="1", expected_version=1, old_version=old.version + 1)
+        desk.replace(
+            db.session(), new, old.id, actor_id="1", expected_version=1, old_version=old.version + 1
+        )
     with pytest.raises(Conflict):
-        desk.replace(db, new, old.id, actor_id="1", expected_version=2, old_version=old.version)
+        desk.replace(
+            db.session(), new, old.id, actor_id="1", expected_version=2, old_version=old.version
+        )
     with pytest.raises(Conflict):  # only an active entry is replaced
-        desk.replace(db, new, pending, actor_id="1", expected_version=1, old_version=1)
+        desk.replace(db.session(), new, pending, actor_id="1", expected_version=1, old_version=1)
     with pytest.raises(InvalidParams):
-        desk.replace(db, new, new, actor_id="1", expected_version=1, old_version=1)
+        desk.replace(db.session(), new, new, actor_id="1", expected_version=1, old_version=1)
     assert _world(db) == seen
 
 
@@ -134,21 +138,23 @@ def test_replace_is_atomic_when_the_second_step_fails(
 
     monkeypatch.setattr(guidance, "_event", failing)
     with pytest.raises(RuntimeError):
-        desk.replace(db, new, old.id, actor_id="1", expected_version=1, old_version=old.version)
+        desk.replace(
+            db.session(), new, old.id, actor_id="1", expected_version=1, old_version=old.version
+        )
     assert _world(db) == seen and memory.snapshot().revision == revision
 
 
 def test_bulk_changes_all_or_none(memory: Any, db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     ids = [_add(db, f"Fact number {n}.").id for n in range(3)]
     versions = {i: 1 for i in ids}
-    done = desk.bulk(db, "disable", versions, actor_id="1")
+    done = desk.bulk(db.session(), "disable", versions, actor_id="1")
     assert [e.enabled for e in done] == [False, False, False]
     assert [_events(db, i)[-1][0] for i in ids] == ["disable"] * 3
 
     seen = _world(db)
     stale = {ids[0]: 2, ids[1]: 1, ids[2]: 2}  # ids[1] is at version 2 now
     with pytest.raises(Conflict):
-        desk.bulk(db, "trash", stale, actor_id="1")
+        desk.bulk(db.session(), "trash", stale, actor_id="1")
     assert _world(db) == seen
 
     real = guidance._event
@@ -162,19 +168,19 @@ def test_bulk_changes_all_or_none(memory: Any, db: Any, monkeypatch: pytest.Monk
 
     monkeypatch.setattr(guidance, "_event", third_fails)
     with pytest.raises(RuntimeError):
-        desk.bulk(db, "trash", {i: 2 for i in ids}, actor_id="1")
+        desk.bulk(db.session(), "trash", {i: 2 for i in ids}, actor_id="1")
     assert _world(db) == seen
     monkeypatch.undo()
 
-    desk.bulk(db, "trash", {i: 2 for i in ids}, actor_id="1")
-    restored = desk.bulk(db, "restore", {i: 3 for i in ids}, actor_id="1")
+    desk.bulk(db.session(), "trash", {i: 2 for i in ids}, actor_id="1")
+    restored = desk.bulk(db.session(), "restore", {i: 3 for i in ids}, actor_id="1")
     assert {e.status for e in restored} == {"publish"}
     with pytest.raises(Conflict):  # restore needs the trash
-        desk.bulk(db, "restore", {ids[0]: 4}, actor_id="1")
+        desk.bulk(db.session(), "restore", {ids[0]: 4}, actor_id="1")
     with pytest.raises(InvalidParams):
-        desk.bulk(db, "approve", {ids[0]: 4}, actor_id="1")
+        desk.bulk(db.session(), "approve", {ids[0]: 4}, actor_id="1")
     with pytest.raises(InvalidParams):
-        desk.bulk(db, "trash", {}, actor_id="1")
+        desk.bulk(db.session(), "trash", {}, actor_id="1")
 
 
 def test_filters_parse_refuses_bad_values() -> None:
@@ -206,10 +212,10 @@ def test_filtered_pages(memory: Any, db: Any) -> None:
     _add(db, "Leave page 9 alone.", type="guardrail", target="post_id:9", severity="block")
     _add(db, "Landing pages are post_type landing.", type="guardrail", target="post_type:landing")
     agent = propose(memory, "The CHECKOUT uses Stripe.")
-    guidance.approve(db, agent, actor_id="1")
+    guidance.approve(db.session(), agent, actor_id="1")
 
     def titles(**args: str) -> list[str]:
-        page = filters.page(db, "active", filters.parse(args), 1)
+        page = filters.page(db.session(), "active", filters.parse(args), 1)
         assert page.total == len(page.items)
         return [e.text for e in page.items]
 
@@ -226,7 +232,7 @@ def test_filtered_pages(memory: Any, db: Any) -> None:
     assert len(titles(scope="global")) == 4  # no scope is global
     assert titles(type="guardrail", sort="title")[0] == "Landing pages are post_type landing."
     assert titles(q="no such words") == []
-    assert filters.page(db, "pending", filters.parse({}), "junk").total == 0
+    assert filters.page(db.session(), "pending", filters.parse({}), "junk").total == 0
 
 
 # -- over HTTP -------------------------------------------------------------------

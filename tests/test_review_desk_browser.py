@@ -31,12 +31,12 @@ def _proposal_world(m: Any, db: Any) -> dict[str, int]:
     """An active fact, a rejected look-alike, and a proposal from a session that edited a post."""
     editor = USERS["editor"]
     old = guidance.admin_add(
-        db, {"type": "fact", "text": "Checkout is page 42 on this site."}, actor_id="1"
+        db.session(), {"type": "fact", "text": "Checkout is page 42 on this site."}, actor_id="1"
     )
     rejected = m.call_tool(
         "remember", {"type": "fact", "text": "Checkout is page 9 on this site."}, user=editor
     )["id"]
-    guidance.reject(db, rejected, actor_id="1", reason="Page 9 is the cart.")
+    guidance.reject(db.session(), rejected, actor_id="1", reason="Page 9 is the cart.")
     sid = m.start_session(editor, "python")
     m.call_tool("update-post", {"post_id": 7, "title": "Checkout"}, user=editor, session_id=sid)
     new = m.call_tool(
@@ -89,7 +89,9 @@ def _list_world(m: Any, db: Any) -> list[int]:
         {"type": "instruction", "text": "Clear the checkout cache after edits.", "scope": "shop"},
         {"type": "fact", "text": "Long: " + "the checkout flow has many steps " * 25},
     ]
-    return [guidance.admin_add(db, {"severity": None, **r}, actor_id="1").id for r in rows]
+    return [
+        guidance.admin_add(db.session(), {"severity": None, **r}, actor_id="1").id for r in rows
+    ]
 
 
 def test_a_filtered_list_and_bulk_actions(app: Flask, page: Any) -> None:  # noqa: F811

@@ -26,10 +26,10 @@ ORDINARY_FLAGGED_MAX = 0.05
 def seed_site(memory: Any, db: Any, editor: Any) -> None:
     """The active guidance and the rejected history the corpus is screened against."""
     for fields in ACTIVE:
-        guidance.admin_add(db, fields, actor_id="1")
+        guidance.admin_add(db.session(), fields, actor_id="1")
     for text in REJECTED:
         entry_id = memory.call_tool("remember", {"type": "fact", "text": text}, user=editor)["id"]
-        guidance.reject(db, entry_id, actor_id="1")
+        guidance.reject(db.session(), entry_id, actor_id="1")
 
 
 def remember(memory: Any, user: Any, fields: dict[str, Any]) -> dict[str, Any] | None:
@@ -260,7 +260,7 @@ def test_similarity_reads_only_candidates_sharing_rare_words() -> None:
 def test_the_index_follows_guidance_changes(memory: Any, db: Any, editor: Any) -> None:
     """Each revision's index reuses unchanged entries; a changed one is read again."""
     active = guidance.admin_add(
-        db, {"type": "fact", "text": "Gift wrap is free in December."}, actor_id="1"
+        db.session(), {"type": "fact", "text": "Gift wrap is free in December."}, actor_id="1"
     )
 
     def flags() -> list[str]:
@@ -268,11 +268,13 @@ def test_the_index_follows_guidance_changes(memory: Any, db: Any, editor: Any) -
         return codes(memory.call_tool("remember", {"type": "fact", "text": text}, user=editor))
 
     assert flags() == ["near_duplicate"]
-    guidance.edit(db, active.id, {"text": "Returns are free within 30 days."}, actor_id="1")
+    guidance.edit(
+        db.session(), active.id, {"text": "Returns are free within 30 days."}, actor_id="1"
+    )
     assert flags() == []
-    guidance.edit(db, active.id, {"text": "Gift wrap is free in December!"}, actor_id="1")
+    guidance.edit(db.session(), active.id, {"text": "Gift wrap is free in December!"}, actor_id="1")
     assert flags() == ["near_duplicate"]
-    guidance.set_enabled(db, active.id, False, actor_id="1")
+    guidance.set_enabled(db.session(), active.id, False, actor_id="1")
     assert flags() == []
 
 
@@ -282,12 +284,12 @@ def test_a_new_revision_reuses_the_unchanged_entries_of_the_last_index(
     """A guidance change rebuilds the index from the last one: the entries it did not
     touch are not read and folded again."""
     kept = guidance.admin_add(
-        db, {"type": "fact", "text": "Gift wrap is free in December."}, actor_id="1"
+        db.session(), {"type": "fact", "text": "Gift wrap is free in December."}, actor_id="1"
     )
     cache = ctx.extensions["chatmem"].cache
     first = cache.screening(memory.snapshot())
     guidance.admin_add(
-        db, {"type": "fact", "text": "Returns are free within 30 days."}, actor_id="1"
+        db.session(), {"type": "fact", "text": "Returns are free within 30 days."}, actor_id="1"
     )
     second = cache.screening(memory.snapshot())
     assert second is not first and len(second.entries) == 2

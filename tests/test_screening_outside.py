@@ -36,7 +36,7 @@ def seed_active() -> dict[str, int]:
     """ACTIVE published by the admin; text -> entry id."""
     admin = db.session.scalar(select(User).where(User.username == "admin"))
     return {
-        fields["text"]: guidance.admin_add(db, fields, actor_id=str(admin.id)).id
+        fields["text"]: guidance.admin_add(db.session(), fields, actor_id=str(admin.id)).id
         for fields in ACTIVE
     }
 

@@ -205,5 +205,5 @@ def test_a_screen_edit_with_a_secret_is_refused_and_changes_nothing(demo_app: Fl
     )
     assert key.secret not in response.get_data(as_text=True)
     with demo_app.app_context():
-        stored = guidance.get(db, entry["id"])
+        stored = guidance.get(db.session(), entry["id"])
         assert (stored.text, stored.version) == ("Deploys happen on Tuesdays.", entry["version"])

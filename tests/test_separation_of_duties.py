@@ -144,7 +144,7 @@ def _seed(site: Site) -> dict[str, Any]:
             return int(result["id"])
 
         def active(text: str) -> int:
-            return guidance.admin_add(db, {"type": "fact", "text": text}, actor_id="1").id
+            return guidance.admin_add(db.session(), {"type": "fact", "text": text}, actor_id="1").id
 
         ids: dict[str, Any] = {
             "approve": proposal("Checkout is page 42."),
@@ -160,12 +160,12 @@ def _seed(site: Site) -> dict[str, Any]:
             "replaced": active("The newsletter goes out on Thursdays."),
             "desk_bulk": [active("Orders ship from Leeds."), active("Returns take a week.")],
         }
-        guidance.set_enabled(db, ids["enable"], False, actor_id="1")
-        guidance.trash(db, ids["restore"], actor_id="1")
+        guidance.set_enabled(db.session(), ids["enable"], False, actor_id="1")
+        guidance.trash(db.session(), ids["restore"], actor_id="1")
         ids["session_id"] = memory.start_session(site.admin, "chat")
         # Two calls an `ask` guardrail held: one to allow, one to deny.
         guidance.admin_add(
-            db,
+            db.session(),
             {"type": "guardrail", "text": "Ask first.", "target": "post_id:7", "severity": "ask"},
             actor_id="1",
         )
@@ -398,7 +398,7 @@ def chat(demo_site: Site) -> Iterator[tuple[DemoClient, int, str]]:
     conversation = editor.new_conversation()["id"]
     with demo_site.app.app_context():
         row, revoked = tokens.issue(demo_site.memory, demo_site.editor, name="old")
-        tokens.revoke(demo_site.memory.db, row.id)
+        tokens.revoke(demo_site.memory.db.session(), row.id)
     yield editor, conversation, revoked
 
 
@@ -500,7 +500,7 @@ def test_junk_tokens_get_the_same_answer_everywhere(site: Site) -> None:
     """No oracle: a revoked token and a made-up one read alike on MCP and REST."""
     with site.app.app_context():
         row, revoked = tokens.issue(site.memory, site.editor, name="old")
-        tokens.revoke(site.memory.db, row.id)
+        tokens.revoke(site.memory.db.session(), row.id)
     client = site.app.test_client()
     answers = set()
     for header in (f"Bearer {revoked}", "Bearer cm_" + secrets.token_urlsafe(32)):

@@ -425,7 +425,7 @@ def test_a_job_whose_worker_died_is_picked_up_again(
     memory.end_session(session_id, transcript=TRANSCRIPT)
     t0 = utcnow() + timedelta(seconds=1)
     # A worker claims the job and dies before it calls the provider.
-    (claim,) = summaries.claim(db, memory.job_policy(), now=t0, limit=10)
+    (claim,) = summaries.claim(db.session(), memory.job_policy(), now=t0, limit=10)
     assert claim.session_id == session_id
     assert job_of(db, session_id).status == "running"
 
@@ -454,7 +454,7 @@ def test_a_job_that_keeps_killing_its_worker_is_given_up(
     memory.end_session(session_id)
     now = utcnow() + timedelta(seconds=1)
     for _ in range(3):  # three workers die in turn (max attempts is 3)
-        assert len(summaries.claim(db, memory.job_policy(), now=now, limit=10)) == 1
+        assert len(summaries.claim(db.session(), memory.job_policy(), now=now, limit=10)) == 1
         now += timedelta(seconds=61)
 
     assert memory.run_due_jobs(now=now).claimed == 0
@@ -505,7 +505,7 @@ def test_the_transcript_is_stored_redacted_and_deleted_when_the_job_ends(
         assert memory.run_due_jobs(now=now + timedelta(seconds=30)).failed == 1
     elif ending == "given up by leases":
         for _ in range(3):  # three workers die in turn
-            assert len(summaries.claim(db, memory.job_policy(), now=now, limit=10)) == 1
+            assert len(summaries.claim(db.session(), memory.job_policy(), now=now, limit=10)) == 1
             now += timedelta(seconds=61)
         assert memory.run_due_jobs(now=now).claimed == 0
     else:
@@ -588,11 +588,11 @@ def test_a_claim_interleaved_with_another_workers_claim_never_doubles(
         memory.end_session(memory.start_session(editor, "chat"), transcript=TRANSCRIPT)
     policy, now = memory.job_policy(), utcnow() + timedelta(seconds=1)
 
-    seen_by_a = summaries.find_due(db, policy, now=now, limit=10)
+    seen_by_a = summaries.find_due(db.session(), policy, now=now, limit=10)
     with second_worker.app_context():
         other_db = second_worker.extensions["test_host"]["db"]
-        by_b = summaries.claim(other_db, policy, now=now, limit=10)
-    by_a = summaries.take(db, policy, seen_by_a, now=now)
+        by_b = summaries.claim(other_db.session(), policy, now=now, limit=10)
+    by_a = summaries.take(db.session(), policy, seen_by_a, now=now)
 
     assert len(seen_by_a) == 4
     assert sorted(c.job_id for c in by_a + by_b) == sorted(r.job_id for r in seen_by_a)
@@ -638,7 +638,7 @@ def test_a_summary_the_agent_saved_meanwhile_is_never_overwritten(
     memory.end_session(session_id, transcript=TRANSCRIPT)
 
     stats = summaries.run_due(
-        db, lambda: AgentSavesMeanwhile(second_worker, session_id), memory.job_policy()
+        db.session(), lambda: AgentSavesMeanwhile(second_worker, session_id), memory.job_policy()
     )
 
     assert stats.done == 1

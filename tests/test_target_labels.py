@@ -42,7 +42,7 @@ def labelled(memory: Any) -> Any:
 
 def guard(db: Any, target: str, severity: str = "block") -> Guidance:
     values = {"type": "guardrail", "text": f"Guard {target}.", "target": target}
-    return guidance.admin_add(db, {**values, "severity": severity}, actor_id="1")
+    return guidance.admin_add(db.session(), {**values, "severity": severity}, actor_id="1")
 
 
 def edit(memory: Any, editor: Any, post_id: int) -> dict[str, Any]:

@@ -60,7 +60,7 @@ def test_the_stored_hashes_are_those_of_earlier_releases() -> None:
 
 
 def test_a_new_token_its_row_and_its_defaults(memory: Any) -> None:
-    row, plain = tokens.create(memory.db, user_id="2")
+    row, plain = tokens.create(memory.db.session(), user_id="2")
     assert re.fullmatch(r"cm_[A-Za-z0-9_-]{43}", plain)
     assert row.name == "default" and row.read_only is False and row.expires_at is None
     assert row.prefix == plain[:10] and len(row.prefix) == 10
@@ -74,13 +74,13 @@ def test_a_new_token_its_row_and_its_defaults(memory: Any) -> None:
 
 @pytest.mark.parametrize("name", ["", "   ", None])
 def test_a_blank_name_is_default(memory: Any, name: Any) -> None:
-    assert tokens.create(memory.db, user_id="2", name=name)[0].name == "default"
+    assert tokens.create(memory.db.session(), user_id="2", name=name)[0].name == "default"
 
 
 def test_a_name_is_at_most_100_characters(memory: Any) -> None:
-    assert tokens.create(memory.db, user_id="2", name="n" * 100)[0].name == "n" * 100
+    assert tokens.create(memory.db.session(), user_id="2", name="n" * 100)[0].name == "n" * 100
     with pytest.raises(InvalidParams) as refused:
-        tokens.create(memory.db, user_id="2", name="n" * 101)
+        tokens.create(memory.db.session(), user_id="2", name="n" * 101)
     assert refused.value.to_dict() == {
         "code": "invalid_params",
         "message": "A token name is at most 100 characters.",
@@ -92,7 +92,7 @@ def test_a_name_is_at_most_100_characters(memory: Any) -> None:
 
 def test_revoking_an_unknown_token_names_it(memory: Any) -> None:
     with pytest.raises(NotFound) as missing:
-        tokens.revoke(memory.db, 99)
+        tokens.revoke(memory.db.session(), 99)
     assert missing.value.to_dict() == {
         "code": "not_found",
         "message": "No token #99.",
@@ -119,7 +119,9 @@ def test_unknown_revoked_and_orphaned_tokens_get_one_answer(
     revoked, orphaned = make_token("admin"), make_token("editor")
     with app.app_context():
         db = app.extensions["test_host"]["db"]
-        tokens.revoke(db, next(t.id for t in tokens.list_tokens(db, user_id="1")))
+        tokens.revoke(
+            db.session(), next(t.id for t in tokens.list_tokens(db.session(), user_id="1"))
+        )
     assert refusal(app, f"Bearer {revoked}") == not_valid
     assert get(app, f"Bearer {orphaned}").status_code == 200
     monkeypatch.delitem(USERS, "editor")
@@ -207,8 +209,8 @@ def test_last_used_is_written_at_most_once_a_minute(
 def test_binding_one_old_token_leaves_the_others_to_their_own_users(
     app: Flask, memory: Any
 ) -> None:
-    _, editor_plain = tokens.create(memory.db, user_id="2", name="old")
-    admins, admin_plain = tokens.create(memory.db, user_id="1", name="old")
+    _, editor_plain = tokens.create(memory.db.session(), user_id="2", name="old")
+    admins, admin_plain = tokens.create(memory.db.session(), user_id="1", name="old")
     admin_id = admins.id
     assert get(app, f"Bearer {editor_plain}").status_code == 200
     assert fresh(memory, ApiToken.user_fingerprint, admin_id) is None
@@ -221,7 +223,7 @@ def test_a_token_bound_by_another_worker_is_not_bound_again(
 ) -> None:
     """Worker one knows the token unbound (its hook failed); worker two binds it to the
     editor; the id then passes to someone else. Worker one must not re-bind it to them."""
-    row, plain = tokens.create(memory.db, user_id="2", name="old")
+    row, plain = tokens.create(memory.db.session(), user_id="2", name="old")
     token_id = row.id
     failing = {"on": True}
 

@@ -147,7 +147,9 @@ def test_the_default_fingerprint_is_the_users_name(
 def test_a_token_made_before_binding_is_bound_at_its_first_use(
     app: Flask, ctx: Flask, memory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    row, plain = tokens.create(memory.db, user_id="2", name="old")  # as before migration 0003
+    row, plain = tokens.create(
+        memory.db.session(), user_id="2", name="old"
+    )  # as before migration 0003
     token_id = row.id
     assert row.user_fingerprint is None
     assert set(channels(app, plain).values()) == {200}
@@ -367,8 +369,10 @@ def test_token_list_shows_scope_expiry_and_state(app: Flask) -> None:
     _fix_times(app, 2, created_at=created, expires_at=utcnow() + timedelta(days=400))
     _fix_times(app, 3, created_at=created, expires_at=datetime(2026, 1, 3, 3, 4, 5))
     with app.app_context():
-        prefixes = [t.prefix for t in tokens.list_tokens(app.extensions["test_host"]["db"])]
-        far = tokens.list_tokens(app.extensions["test_host"]["db"])[1].expires_at
+        prefixes = [
+            t.prefix for t in tokens.list_tokens(app.extensions["test_host"]["db"].session())
+        ]
+        far = tokens.list_tokens(app.extensions["test_host"]["db"].session())[1].expires_at
     lines = cli(app, "list").output.splitlines()
     assert lines == [
         f"#1  editor  laptop  {prefixes[0]}…  scope full  created 2026-01-02 03:04 UTC  "

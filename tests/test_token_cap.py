@@ -30,7 +30,7 @@ def mint(app: Flask, username: str = "editor", **kwargs: Any) -> Any:
 
 
 def count(app: Flask) -> int:
-    return len(work(app, lambda memory, db: tokens.list_tokens(db)))
+    return len(work(app, lambda memory, db: tokens.list_tokens(db.session())))
 
 
 def test_the_default_cap_is_20_live_tokens_per_user(app: Flask) -> None:
@@ -49,7 +49,7 @@ def test_revoked_and_expired_tokens_free_a_place(app: Flask) -> None:
     first, second, _third = (mint(app, name=f"t{n}") for n in range(3))
     with pytest.raises(Conflict):
         mint(app)
-    work(app, lambda memory, db: tokens.revoke(db, first))
+    work(app, lambda memory, db: tokens.revoke(db.session(), first))
     mint(app, name="after a revocation")
 
     def expire(memory: Any, db: Any) -> None:

@@ -52,19 +52,19 @@ def seed(app: Flask) -> dict[str, int]:
         pending = propose(memory, "Prices include VAT.", severity="info")
         proposed = {"type": "guardrail", "target": "post_id:42", "severity": "block"}
         active = propose(memory, "Never edit the checkout page.", **proposed)
-        guidance.edit(db, active, {"text": "Never edit the cart page."}, actor_id="1")
-        guidance.approve(db, active, actor_id="1")
+        guidance.edit(db.session(), active, {"text": "Never edit the cart page."}, actor_id="1")
+        guidance.approve(db.session(), active, actor_id="1")
         staleness.set_review_after(
-            db, db.session.get(Guidance, active), date(2027, 3, 1), actor_id="1"
+            db.session(), db.session.get(Guidance, active), date(2027, 3, 1), actor_id="1"
         )
         db.session.commit()
         held = {"type": "guardrail", "target": "post_id:7", "severity": "ask", "scope": "sale"}
         ask = propose(memory, "Ask before touching the sale banner.", **held)
-        guidance.approve(db, ask, actor_id="1")
+        guidance.approve(db.session(), ask, actor_id="1")
         rejected = propose(memory, "Use Comic Sans for headings.", type="convention")
-        guidance.reject(db, rejected, actor_id="1", reason="House style says no.")
+        guidance.reject(db.session(), rejected, actor_id="1", reason="House style says no.")
         by_hand = guidance.admin_add(
-            db,
+            db.session(),
             {
                 "type": "instruction",
                 "text": "Write titles in sentence case.",
@@ -73,9 +73,11 @@ def seed(app: Flask) -> dict[str, int]:
             },
             actor_id="1",
         ).id
-        guidance.set_enabled(db, by_hand, False, actor_id="1")
-        trashed = guidance.admin_add(db, {"type": "fact", "text": "Old fact."}, actor_id="1").id
-        guidance.trash(db, trashed, actor_id="1")
+        guidance.set_enabled(db.session(), by_hand, False, actor_id="1")
+        trashed = guidance.admin_add(
+            db.session(), {"type": "fact", "text": "Old fact."}, actor_id="1"
+        ).id
+        guidance.trash(db.session(), trashed, actor_id="1")
         db.session.remove()
     return {
         "pending": pending,
@@ -216,10 +218,10 @@ def test_an_imported_trail_never_names_a_local_user_by_the_other_sites_id(app: F
     document["actors"] = {**document["actors"], "2": "mallory"}
     with app.app_context():
         db = app.extensions["test_host"]["db"]
-        (new,) = transfer.import_document(db, document, actor_id="1").imported
+        (new,) = transfer.import_document(db.session(), document, actor_id="1").imported
         copy_ = db.session.get(Guidance, new)
         assert copy_.created_by == "imported:mallory"
-        assert guidance.events(db, new)[0].actor_id == "imported:mallory"
+        assert guidance.events(db.session(), new)[0].actor_id == "imported:mallory"
         db.session.commit()
     with app.test_client() as client:
         login(client, "admin")
@@ -237,7 +239,7 @@ def test_import_defaults_to_pending_and_skips_text_already_here(app: Flask) -> N
     document["entries"] += [extra, twice]
     with app.app_context():
         db = app.extensions["test_host"]["db"]
-        result = transfer.import_document(db, document, actor_id="1")
+        result = transfer.import_document(db.session(), document, actor_id="1")
         assert result.skipped == [
             {"entry": 1, "id": ids["active"], "existing": ids["active"]},
             {"entry": 2, "id": ids["ask"], "existing": ids["ask"]},
@@ -251,7 +253,7 @@ def test_import_defaults_to_pending_and_skips_text_already_here(app: Flask) -> N
             None,
             "Never  edit the BLOG page.",
         )
-        trail = [(e.action, e.actor_id, e.detail) for e in guidance.events(db, new)]
+        trail = [(e.action, e.actor_id, e.detail) for e in guidance.events(db.session(), new)]
         assert trail[-1][:2] == ("import", "1")
         assert trail[-1][2] | {"approved_at": "then"} == {
             "status": "pending",
@@ -262,7 +264,7 @@ def test_import_defaults_to_pending_and_skips_text_already_here(app: Flask) -> N
             "approved_at": "then",
             "actors": {"1": "admin", "2": "editor"},
         }
-        assert history.describe(guidance.events(db, new)[-1]) == (
+        assert history.describe(guidance.events(db.session(), new)[-1]) == (
             f"pending (was active); from {document['server_name']}; "
             f"approved there by admin on {extra['approved_at'][:10]}"
         )
@@ -403,7 +405,9 @@ def test_the_first_bad_entry_in_the_file_is_the_one_named(app: Flask) -> None:
     document["entries"][10]["type"] = "rumour"
     document["entries"][1]["severity"] = "loud"
     with app.app_context(), pytest.raises(InvalidParams) as caught:
-        transfer.import_document(app.extensions["test_host"]["db"], document, actor_id="1")
+        transfer.import_document(
+            app.extensions["test_host"]["db"].session(), document, actor_id="1"
+        )
     assert caught.value.message.startswith(
         "Not a chatmem memory export (version 1): entry 2 (#101 “Prices include VAT.”), at severity"
     )

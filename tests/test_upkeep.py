@@ -29,7 +29,7 @@ def add(app: Flask, text: str, target: str | None = None, **fields: Any) -> int:
     values = {"type": "guardrail", "text": text, "severity": "block", **fields}
     if target is not None:
         values["target"] = target
-    return work(app, lambda m, db: guidance.admin_add(db, values, actor_id="1").id)
+    return work(app, lambda m, db: guidance.admin_add(db.session(), values, actor_id="1").id)
 
 
 def events(app: Flask, entry_id: int, action: str) -> list[dict[str, Any]]:
@@ -103,7 +103,7 @@ def test_a_post_deleted_later_is_flagged_and_a_fixed_target_is_cleared(app: Flas
     def retarget(memory: Any, db: Any) -> None:
         from chatmem.memory import guidance
 
-        guidance.edit(db, entry_id, {"target": "post_type:header_footer"}, actor_id="1")
+        guidance.edit(db.session(), entry_id, {"target": "post_type:header_footer"}, actor_id="1")
 
     work(app, retarget)
     # No post has that type any more either (post 3 was the only one).
@@ -117,7 +117,7 @@ def test_a_post_deleted_later_is_flagged_and_a_fixed_target_is_cleared(app: Flas
 def guidance_edit(db: Any, entry_id: int, target: str) -> None:
     from chatmem.memory import guidance
 
-    guidance.edit(db, entry_id, {"target": target}, actor_id="1")
+    guidance.edit(db.session(), entry_id, {"target": target}, actor_id="1")
 
 
 def test_review_mode_sends_it_back_to_pending_with_a_note(app: Flask, client: FlaskClient) -> None:

@@ -37,7 +37,9 @@ def _upkeep(m: Any, db: Any) -> dict[str, Any]:
     ids: dict[str, Any] = {}
 
     def add(text: str, **fields: Any) -> int:
-        return guidance.admin_add(db, {"type": "fact", "text": text, **fields}, actor_id="1").id
+        return guidance.admin_add(
+            db.session(), {"type": "fact", "text": text, **fields}, actor_id="1"
+        ).id
 
     ids["importer"] = add(
         "Never run the old importer.",
@@ -85,7 +87,7 @@ def _upkeep(m: Any, db: Any) -> dict[str, Any]:
         )
         db.session.commit()
         if decide is not None:
-            decide(db, entry_id, actor_id="1")
+            decide(db.session(), entry_id, actor_id="1")
         else:
             ids["waiting"] = entry_id
     m.upkeep()

@@ -99,7 +99,7 @@ def build(database_url: str) -> Flask:
 
     @app.post("/t/guidance")
     def add() -> Any:
-        entry = guidance.admin_add(db, body(), actor_id="1")
+        entry = guidance.admin_add(db.session(), body(), actor_id="1")
         return answer({"id": entry.id, "version": entry.version})
 
     @app.post("/t/guidance/<int:entry_id>/<action>")
@@ -107,14 +107,22 @@ def build(database_url: str) -> Flask:
         data = body()
         version = data.get("version")
         if action == "approve":
-            entry = guidance.approve(db, entry_id, actor_id="1", expected_version=version)
+            entry = guidance.approve(db.session(), entry_id, actor_id="1", expected_version=version)
         elif action == "edit":
             entry = guidance.edit(
-                db, entry_id, {"text": data["text"]}, actor_id="1", expected_version=version
+                db.session(),
+                entry_id,
+                {"text": data["text"]},
+                actor_id="1",
+                expected_version=version,
             )
         elif action == "enabled":
             entry = guidance.set_enabled(
-                db, entry_id, bool(data["enabled"]), actor_id="1", expected_version=version
+                db.session(),
+                entry_id,
+                bool(data["enabled"]),
+                actor_id="1",
+                expected_version=version,
             )
         else:
             return answer({"error": {"code": "not_found"}}, 404)

@@ -37,12 +37,13 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import bindparam, func, or_, select, update
 
 from ..errors import Conflict, InvalidParams, NotFound, Unauthorized
+from ..identity import HostUser
 from ..memory import listing, reads, switches
 from ..memory.models import ApiToken, GuidanceEvent, utcnow
 from ..text import check_field
 
 if TYPE_CHECKING:
-    from flask_sqlalchemy import SQLAlchemy
+    from sqlalchemy.orm import Session as OrmSession
 
     from ..core import MemoryCore
 
@@ -87,7 +88,7 @@ def hash_fingerprint(fingerprint: str) -> str:
 class Bearer:
     """Who a request's token says it is, and what the token allows."""
 
-    user: Any
+    user: HostUser
     token_id: int
     # A read-only token: only read-only tools are listed or callable.
     read_only: bool = False
@@ -110,7 +111,7 @@ class KnownToken:
 
 
 def create(
-    db: SQLAlchemy,
+    db: OrmSession,
     *,
     user_id: str,
     name: str = "default",
@@ -141,14 +142,14 @@ def create(
         user_fingerprint=hash_fingerprint(fingerprint) if fingerprint is not None else None,
         read_only=read_only,
     )
-    db.session.add(token)
-    db.session.commit()
+    db.add(token)
+    db.commit()
     return token, plain
 
 
 def issue(
     memory: MemoryCore,
-    user: Any,
+    user: HostUser,
     *,
     name: str = "default",
     expires_in: timedelta | None = None,
@@ -167,8 +168,8 @@ def issue(
     user_id = user_id_of(user)
     cap = memory.settings.rate.tokens_per_user
     if cap:
-        _one_mint_at_a_time(memory.db, str(user_id))
-    if cap and live_count(memory.db, user_id=user_id) >= cap:
+        _one_mint_at_a_time(memory.db.session(), str(user_id))
+    if cap and live_count(memory.db.session(), user_id=user_id) >= cap:
         memory.db.session.rollback()  # ends the lock taken above
         raise Conflict(
             f"{user_name_of(user)} already has {cap} live API tokens, the most one user may "
@@ -176,7 +177,7 @@ def issue(
             details={"reason": "too_many_tokens", "limit": cap},
         )
     return create(
-        memory.db,
+        memory.db.session(),
         user_id=user_id,
         name=name,
         fingerprint=memory.fingerprint_of(user),
@@ -185,7 +186,7 @@ def issue(
     )
 
 
-def _one_mint_at_a_time(db: SQLAlchemy, user_id: str) -> None:
+def _one_mint_at_a_time(db: OrmSession, user_id: str) -> None:
     """Hold this user's mint lock until the transaction ends (`create` commits it).
 
     Without it, parallel mints each count the live tokens before any has written,
@@ -193,12 +194,12 @@ def _one_mint_at_a_time(db: SQLAlchemy, user_id: str) -> None:
     a write that changes nothing takes the database's write lock now, so the
     count that follows sees every other mint that went first.
     """
-    if db.session.get_bind().dialect.name == "postgresql":
-        db.session.execute(
+    if db.get_bind().dialect.name == "postgresql":
+        db.execute(
             select(func.pg_advisory_xact_lock(func.hashtext("chatmem-token-mint:" + user_id)))
         )
     else:
-        db.session.execute(
+        db.execute(
             update(ApiToken)
             .where(ApiToken.user_id == user_id, ApiToken.id < 0)
             .values(name=ApiToken.name)
@@ -233,11 +234,11 @@ def state_of(token: ApiToken, now: datetime | None = None) -> str:
     return "active"
 
 
-def list_tokens(db: SQLAlchemy, *, user_id: str | None = None) -> list[ApiToken]:
+def list_tokens(db: OrmSession, *, user_id: str | None = None) -> list[ApiToken]:
     query = select(ApiToken).order_by(ApiToken.id)
     if user_id is not None:
         query = query.where(ApiToken.user_id == str(user_id))
-    return list(db.session.scalars(query))
+    return list(db.scalars(query))
 
 
 def _live(now: datetime) -> Any:
@@ -246,7 +247,7 @@ def _live(now: datetime) -> Any:
     )
 
 
-def live_count(db: SQLAlchemy, *, user_id: str | None = None) -> int:
+def live_count(db: OrmSession, *, user_id: str | None = None) -> int:
     """How many tokens still work (neither revoked nor expired): the screen's tab count.
 
     With `user_id`, that user's only: what the per-user cap counts.
@@ -254,12 +255,12 @@ def live_count(db: SQLAlchemy, *, user_id: str | None = None) -> int:
     query = select(func.count()).select_from(ApiToken).where(_live(utcnow()))
     if user_id is not None:
         query = query.where(ApiToken.user_id == str(user_id))
-    return int(db.session.scalar(query) or 0)
+    return int(db.scalar(query) or 0)
 
 
-def page(db: SQLAlchemy, number: Any) -> listing.Page:
+def page(db: OrmSession, number: Any) -> listing.Page:
     """One page of every user's tokens for the Memory screen: revoked ones last, newest first."""
-    total = int(db.session.scalar(select(func.count()).select_from(ApiToken)) or 0)
+    total = int(db.scalar(select(func.count()).select_from(ApiToken)) or 0)
     current = listing.clamp_page(number, total)
     query = (
         select(ApiToken)
@@ -267,11 +268,11 @@ def page(db: SQLAlchemy, number: Any) -> listing.Page:
         .limit(listing.PER_PAGE)
         .offset((current - 1) * listing.PER_PAGE)
     )
-    return listing.Page(list(db.session.scalars(query)), current, total)
+    return listing.Page(list(db.scalars(query)), current, total)
 
 
 def revoke(
-    db: SQLAlchemy,
+    db: OrmSession,
     token_id: int,
     *,
     owner_id: str | None = None,
@@ -285,27 +286,27 @@ def revoke(
     like an unknown id, so the answer does not tell that it exists.
     `actor_id`: who did it, for the audit trail (the browser's revocations).
     """
-    token = db.session.get(ApiToken, token_id)
+    token = db.get(ApiToken, token_id)
     if token is None or (owner_id is not None and token.user_id != str(owner_id)):
         raise NotFound(f"No token #{token_id}.", details={"token_id": token_id})
     first = token.revoked_at is None
     token.revoked_at = token.revoked_at or utcnow()
     switches.bump_revision(db)
     if actor_id is not None and first:
-        db.session.add(
+        db.add(
             GuidanceEvent(
                 action="token_revoke",
                 actor_id=actor_id,
                 detail={"token_id": token.id, "user_id": token.user_id, "name": token.name},
             )
         )
-    db.session.commit()
+    db.commit()
     return token
 
 
-def revoke_user(db: SQLAlchemy, user_id: str) -> int:
+def revoke_user(db: OrmSession, user_id: str) -> int:
     """Revoke every live token of one user, in one transaction; returns how many."""
-    revoked = db.session.execute(
+    revoked = db.execute(
         update(ApiToken)
         .where(ApiToken.user_id == str(user_id), ApiToken.revoked_at.is_(None))
         .values(revoked_at=utcnow())
@@ -313,7 +314,7 @@ def revoke_user(db: SQLAlchemy, user_id: str) -> int:
     count = int(getattr(revoked, "rowcount", 0) or 0)
     if count:
         switches.bump_revision(db)
-    db.session.commit()
+    db.commit()
     return count
 
 
@@ -357,7 +358,7 @@ def _known_token(memory: MemoryCore, token_hash: str) -> KnownToken:
     token: KnownToken | None = known.get(token_hash)
     if token is not None:
         return token
-    row = reads.first(memory.db, _BY_HASH, {"token_hash": token_hash})
+    row = reads.first(memory.db.session(), _BY_HASH, {"token_hash": token_hash})
     if row is None or row.revoked_at is not None:
         raise Unauthorized(NOT_VALID)
     token = KnownToken(
@@ -381,13 +382,13 @@ def _token_user(memory: MemoryCore, token: KnownToken) -> Any:
         raise Unauthorized(NOT_VALID)
     fingerprint = _fingerprint_hash(memory, user)
     if token.fingerprint is None:
-        token.fingerprint = _bind(memory.db, token.token_id, fingerprint)
+        token.fingerprint = _bind(memory.db.session(), token.token_id, fingerprint)
     if fingerprint is None or token.fingerprint != fingerprint:
         raise Unauthorized(NOT_VALID)
     return user
 
 
-def _fingerprint_hash(memory: MemoryCore, user: Any) -> str | None:
+def _fingerprint_hash(memory: MemoryCore, user: HostUser) -> str | None:
     """The user's fingerprint hash; None (refused) when the host's hook fails."""
     try:
         return hash_fingerprint(memory.fingerprint_of(user))
@@ -398,16 +399,16 @@ def _fingerprint_hash(memory: MemoryCore, user: Any) -> str | None:
         return None
 
 
-def _bind(db: SQLAlchemy, token_id: int, fingerprint: str | None) -> str | None:
+def _bind(db: OrmSession, token_id: int, fingerprint: str | None) -> str | None:
     """Bind a token made before binding existed to the user behind its id now.
 
     Returns the stored fingerprint: another worker may have bound it first.
     """
     if fingerprint is not None:
-        db.session.execute(
+        db.execute(
             update(ApiToken)
             .where(ApiToken.id == token_id, ApiToken.user_fingerprint.is_(None))
             .values(user_fingerprint=fingerprint)
         )
-        db.session.commit()
-    return db.session.scalar(select(ApiToken.user_fingerprint).where(ApiToken.id == token_id))
+        db.commit()
+    return db.scalar(select(ApiToken.user_fingerprint).where(ApiToken.id == token_id))

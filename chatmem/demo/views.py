@@ -296,7 +296,9 @@ def create_token() -> Any:
 def revoke_token(token_id: int) -> Any:
     """Revoke one of the user's own tokens (anyone else's is 404, as if absent)."""
     user = current_user._get_current_object()
-    token = tokens.revoke(memory.db, token_id, owner_id=user_id_of(user), actor_id=user_id_of(user))
+    token = tokens.revoke(
+        memory.db.session(), token_id, owner_id=user_id_of(user), actor_id=user_id_of(user)
+    )
     flash(f"Revoked token “{token.name}” ({token.prefix}…): it no longer works.")
     return redirect(url_for("demo.connect"), code=303)
 
@@ -312,7 +314,7 @@ def _connect_page(
     mounted = {rule.rule for rule in current_app.url_map.iter_rules()}
     root = request.host_url.rstrip("/")
     mcp_url = f"{root}{prefix}/mcp"
-    own = tokens.list_tokens(memory.db, user_id=user_id_of(current_user))
+    own = tokens.list_tokens(memory.db.session(), user_id=user_id_of(current_user))
     page = render_template(
         "demo/connect.html",
         mcp_url=mcp_url,

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import select
+from sqlalchemy.orm import Session as OrmSession
 
 from ..text import for_agents
 from .models import GUIDANCE_TYPES, Guidance
@@ -93,11 +93,9 @@ def join(items: list[str]) -> str:
     )
 
 
-def active_entries(db: SQLAlchemy) -> list[Guidance]:
+def active_entries(db: OrmSession) -> list[Guidance]:
     return list(
-        db.session.scalars(
-            select(Guidance).where(Guidance.status == "publish", Guidance.enabled.is_(True))
-        )
+        db.scalars(select(Guidance).where(Guidance.status == "publish", Guidance.enabled.is_(True)))
     )
 
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session as OrmSession
 
 from .models import BlockUse, Guidance, GuidanceEvent, HeldCall, Session, SummaryJob, utcnow
 
@@ -38,40 +38,38 @@ def tokens_of(chars: int) -> int:
 
 
 def record_block(
-    db: SQLAlchemy, session: Session, *, revision: int, included: Iterable[int], chars: int
+    db: OrmSession, session: Session, *, revision: int, included: Iterable[int], chars: int
 ) -> None:
     """Note the block a session starts with (in the caller's transaction)."""
     session.block_revision = revision
     session.block_chars = chars
-    db.session.flush()  # the session row first: the uses refer to it
-    db.session.add_all(
+    db.flush()  # the session row first: the uses refer to it
+    db.add_all(
         BlockUse(session_id=session.id, guidance_id=i, at=session.started_at)
         for i in dict.fromkeys(included)
     )
 
 
-def note_prompt_tokens(db: SQLAlchemy, session_id: str, tokens: int) -> None:
+def note_prompt_tokens(db: OrmSession, session_id: str, tokens: int) -> None:
     """The provider's count of a conversation's first prompt; later prompts keep the first."""
     if tokens <= 0:
         return
-    db.session.execute(
+    db.execute(
         update(Session)
         .where(Session.id == session_id, Session.prompt_tokens.is_(None))
         .values(prompt_tokens=tokens)
     )
 
 
-def block_entries(db: SQLAlchemy, session_id: str) -> list[tuple[int, Guidance | None]]:
+def block_entries(db: OrmSession, session_id: str) -> list[tuple[int, Guidance | None]]:
     """The entries a session's block held, by id; None for one deleted since."""
-    ids = db.session.scalars(
-        select(BlockUse.guidance_id).where(BlockUse.session_id == session_id)
-    ).all()
-    found = {g.id: g for g in db.session.scalars(select(Guidance).where(Guidance.id.in_(ids)))}
+    ids = db.scalars(select(BlockUse.guidance_id).where(BlockUse.session_id == session_id)).all()
+    found = {g.id: g for g in db.scalars(select(Guidance).where(Guidance.id.in_(ids)))}
     return [(i, found.get(i)) for i in sorted(ids)]
 
 
 def conversations_with(
-    db: SQLAlchemy,
+    db: OrmSession,
     entry_ids: Iterable[int],
     *,
     days: int = BLOCK_USE_DAYS,
@@ -82,7 +80,7 @@ def conversations_with(
     if not ids:
         return {}
     since = (now or utcnow()) - timedelta(days=days)
-    rows = db.session.execute(
+    rows = db.execute(
         select(BlockUse.guidance_id, func.count())
         .where(BlockUse.guidance_id.in_(ids), BlockUse.at >= since)
         .group_by(BlockUse.guidance_id)
@@ -137,31 +135,29 @@ class Cost:
         }
 
 
-def cost(db: SQLAlchemy, *, days: int = COST_DAYS, now: datetime | None = None) -> Cost:
+def cost(db: OrmSession, *, days: int = COST_DAYS, now: datetime | None = None) -> Cost:
     since = (now or utcnow()) - timedelta(days=days)
     given = Session.block_revision.is_not(None) & (Session.started_at >= since)
-    conversations, chars = db.session.execute(
+    conversations, chars = db.execute(
         select(func.count(), func.avg(Session.block_chars)).where(given)
     ).one()
-    with_memory, memory_chars = db.session.execute(
+    with_memory, memory_chars = db.execute(
         select(func.count(), func.avg(Session.block_chars)).where(given, Session.block_chars > 0)
     ).one()
-    prompted, prompt_avg = db.session.execute(
+    prompted, prompt_avg = db.execute(
         select(func.count(), func.avg(Session.prompt_tokens)).where(
             given, Session.prompt_tokens.is_not(None)
         )
     ).one()
     finished = SummaryJob.finished_at >= since
-    jobs, tokens_in, tokens_out = db.session.execute(
+    jobs, tokens_in, tokens_out = db.execute(
         select(
             func.count(),
             func.coalesce(func.sum(SummaryJob.input_tokens), 0),
             func.coalesce(func.sum(SummaryJob.output_tokens), 0),
         ).where(finished, SummaryJob.outcome == "summary")
     ).one()
-    saved = db.session.scalar(
-        select(func.count()).where(finished, SummaryJob.outcome == "digest_only")
-    )
+    saved = db.scalar(select(func.count()).where(finished, SummaryJob.outcome == "digest_only"))
     return Cost(
         days=days,
         conversations=int(conversations or 0),
@@ -180,16 +176,14 @@ def cost(db: SQLAlchemy, *, days: int = COST_DAYS, now: datetime | None = None) 
 # -- how fast the queue moves ---------------------------------------------------------
 
 
-def oldest_pending(db: SQLAlchemy) -> datetime | None:
+def oldest_pending(db: OrmSession) -> datetime | None:
     """Since when the oldest item waits: a pending proposal or a waiting call."""
-    proposal = db.session.scalar(
+    proposal = db.scalar(
         select(func.min(func.coalesce(Guidance.pending_since, Guidance.created_at))).where(
             Guidance.status == "pending"
         )
     )
-    call = db.session.scalar(
-        select(func.min(HeldCall.created_at)).where(HeldCall.state == "waiting")
-    )
+    call = db.scalar(select(func.min(HeldCall.created_at)).where(HeldCall.state == "waiting"))
     found = [t for t in (proposal, call) if t is not None]
     return min(found) if found else None
 
@@ -201,14 +195,14 @@ class Pace:
     days: int
 
 
-def review_pace(db: SQLAlchemy, *, days: int = REVIEW_DAYS, now: datetime | None = None) -> Pace:
+def review_pace(db: OrmSession, *, days: int = REVIEW_DAYS, now: datetime | None = None) -> Pace:
     """The median time from entering Pending to a curator's approve or reject, last `days` days.
 
     Each decision is measured from the latest event before it that put the
     entry in Pending (a proposal, an import, the sweep sending it back).
     """
     since = (now or utcnow()) - timedelta(days=days)
-    decisions = db.session.execute(
+    decisions = db.execute(
         select(GuidanceEvent.guidance_id, GuidanceEvent.at)
         .where(GuidanceEvent.action.in_(_DECIDES), GuidanceEvent.at >= since)
         .order_by(GuidanceEvent.at.desc())
@@ -218,7 +212,7 @@ def review_pace(db: SQLAlchemy, *, days: int = REVIEW_DAYS, now: datetime | None
         return Pace(0, None, days)
     ids = {d.guidance_id for d in decisions}
     starts: dict[int | None, list[datetime]] = {}
-    for entry_id, at, detail in db.session.execute(
+    for entry_id, at, detail in db.execute(
         select(GuidanceEvent.guidance_id, GuidanceEvent.at, GuidanceEvent.detail)
         .where(GuidanceEvent.guidance_id.in_(ids), GuidanceEvent.action.in_(_ENTERS_PENDING))
         .order_by(GuidanceEvent.at)

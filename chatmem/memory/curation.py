@@ -17,7 +17,7 @@ from ..errors import Conflict
 from . import guidance, screening, staleness
 
 if TYPE_CHECKING:
-    from flask_sqlalchemy import SQLAlchemy
+    from sqlalchemy.orm import Session as OrmSession
 
     from .models import Guidance
     from .screening import Flag
@@ -29,7 +29,7 @@ ACTIONS = ("approve", "reject", "edit", "enable", "disable", "trash", "restore")
 
 
 def apply(
-    db: SQLAlchemy,
+    db: OrmSession,
     entry_id: int,
     action: str,
     fields: dict[str, Any],
@@ -72,7 +72,7 @@ def apply(
 
 
 def _edit(
-    db: SQLAlchemy,
+    db: OrmSession,
     entry_id: int,
     fields: dict[str, Any],
     version: int | None,

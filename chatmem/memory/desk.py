@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy.orm import Session as OrmSession
 
 from ..errors import Conflict, InvalidParams
 from . import guidance
@@ -26,7 +26,7 @@ BULK_ACTIONS = ("disable", "enable", "trash", "restore")
 
 
 def replace(
-    db: SQLAlchemy,
+    db: OrmSession,
     entry_id: int,
     old_id: int,
     *,
@@ -62,9 +62,9 @@ def replace(
             extra={"replaced_by": entry_id},
             commit=False,
         )
-        db.session.commit()
+        db.commit()
     except BaseException:
-        db.session.rollback()
+        db.rollback()
         raise
     return entry, old
 
@@ -77,7 +77,7 @@ def _step(action: str) -> Callable[..., Guidance]:
 
 
 def bulk(
-    db: SQLAlchemy, action: str, versions: Mapping[int, int], *, actor_id: str
+    db: OrmSession, action: str, versions: Mapping[int, int], *, actor_id: str
 ) -> list[Guidance]:
     """Apply `action` to every entry id -> the version the curator saw, or to none."""
     if action not in BULK_ACTIONS:
@@ -94,8 +94,8 @@ def bulk(
         for entry_id, version in versions.items():
             kwargs: dict[str, Any] = {"actor_id": actor_id, "expected_version": version}
             done.append(step(db, entry_id, commit=False, **kwargs))
-        db.session.commit()
+        db.commit()
     except BaseException:
-        db.session.rollback()
+        db.rollback()
         raise
     return done

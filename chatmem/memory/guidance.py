@@ -14,9 +14,9 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from flask_sqlalchemy import SQLAlchemy
 from jsonschema import Draft202012Validator
 from sqlalchemy import select
+from sqlalchemy.orm import Session as OrmSession
 from sqlalchemy.orm.exc import StaleDataError
 
 from ..errors import Conflict, InvalidParams, NotFound
@@ -115,7 +115,7 @@ def default_title(text: str) -> str:
 
 
 def propose(
-    db: SQLAlchemy,
+    db: OrmSession,
     fields: Mapping[str, Any],
     *,
     session_id: str | None,
@@ -131,7 +131,7 @@ def propose(
     audit event keeps them. The caller commits.
     """
     key = text_key(fields["text"])
-    existing = db.session.scalars(
+    existing = db.scalars(
         select(Guidance)
         .where(Guidance.text_key == key, Guidance.status.in_(("pending", "publish")))
         .order_by(Guidance.id)
@@ -146,8 +146,8 @@ def propose(
     if publish_now:
         entry.approved_at = entry.created_at
         switches.bump_revision(db)
-    db.session.add(entry)
-    db.session.flush()
+    db.add(entry)
+    db.flush()
     detail: dict[str, Any] = {"status": entry.status}
     if flags:
         detail["flags"] = list(flags)
@@ -155,21 +155,21 @@ def propose(
     return entry, True
 
 
-def admin_add(db: SQLAlchemy, fields: Mapping[str, Any], *, actor_id: str) -> Guidance:
+def admin_add(db: OrmSession, fields: Mapping[str, Any], *, actor_id: str) -> Guidance:
     """Guidance written by hand on the Memory screen: active at once, 'by admin'."""
     entry = _new_entry(_checked(fields, partial=False), status="publish", origin="admin")
     entry.created_by = entry.approved_by = actor_id
     entry.approved_at = entry.created_at
-    db.session.add(entry)
+    db.add(entry)
     switches.bump_revision(db)
-    db.session.flush()
+    db.flush()
     _event(db, entry, "admin_add", actor_id, None)
-    db.session.commit()
+    db.commit()
     return entry
 
 
 def approve(
-    db: SQLAlchemy,
+    db: OrmSession,
     entry_id: int,
     *,
     actor_id: str,
@@ -194,7 +194,7 @@ def approve(
 
 
 def reject(
-    db: SQLAlchemy,
+    db: OrmSession,
     entry_id: int,
     *,
     actor_id: str,
@@ -223,7 +223,7 @@ def checked_reason(reason: Any) -> str | None:
     return value or None
 
 
-def rejections(db: SQLAlchemy, entry_ids: Iterable[int]) -> dict[int, GuidanceEvent]:
+def rejections(db: OrmSession, entry_ids: Iterable[int]) -> dict[int, GuidanceEvent]:
     """The latest `reject` event of each entry (who, when, and the reason in `detail`)."""
     wanted = set(entry_ids)
     if not wanted:
@@ -233,7 +233,7 @@ def rejections(db: SQLAlchemy, entry_ids: Iterable[int]) -> dict[int, GuidanceEv
         .where(GuidanceEvent.guidance_id.in_(wanted), GuidanceEvent.action == "reject")
         .order_by(GuidanceEvent.id)
     )
-    return {event.guidance_id: event for event in db.session.scalars(query) if event.guidance_id}
+    return {event.guidance_id: event for event in db.scalars(query) if event.guidance_id}
 
 
 def reason_of(event: GuidanceEvent | None) -> str | None:
@@ -243,7 +243,7 @@ def reason_of(event: GuidanceEvent | None) -> str | None:
 
 
 def edit(
-    db: SQLAlchemy,
+    db: OrmSession,
     entry_id: int,
     changes: Mapping[str, Any],
     *,
@@ -272,7 +272,7 @@ def edit(
 
 
 def set_enabled(
-    db: SQLAlchemy,
+    db: OrmSession,
     entry_id: int,
     enabled: bool,
     *,
@@ -288,7 +288,7 @@ def set_enabled(
 
 
 def trash(
-    db: SQLAlchemy,
+    db: OrmSession,
     entry_id: int,
     *,
     actor_id: str,
@@ -305,7 +305,7 @@ def trash(
 
 
 def restore(
-    db: SQLAlchemy,
+    db: OrmSession,
     entry_id: int,
     *,
     actor_id: str,
@@ -320,16 +320,16 @@ def restore(
     return _commit_change(db, entry, "restore", actor_id, detail, commit=commit)
 
 
-def get(db: SQLAlchemy, entry_id: int) -> Guidance:
-    entry = db.session.get(Guidance, entry_id)
+def get(db: OrmSession, entry_id: int) -> Guidance:
+    entry = db.get(Guidance, entry_id)
     if entry is None:
         raise NotFound(f"No guidance entry #{entry_id}.", details={"id": entry_id})
     return entry
 
 
-def events(db: SQLAlchemy, entry_id: int) -> list[GuidanceEvent]:
+def events(db: OrmSession, entry_id: int) -> list[GuidanceEvent]:
     return list(
-        db.session.scalars(
+        db.scalars(
             select(GuidanceEvent)
             .where(GuidanceEvent.guidance_id == entry_id)
             .order_by(GuidanceEvent.id)
@@ -405,7 +405,7 @@ def _blank_to_none(value: Any) -> Any:
     return value or None
 
 
-def _load(db: SQLAlchemy, entry_id: int, expected_version: int | None) -> Guidance:
+def _load(db: OrmSession, entry_id: int, expected_version: int | None) -> Guidance:
     entry = get(db, entry_id)
     if expected_version is not None and entry.version != expected_version:
         raise Conflict(
@@ -430,7 +430,7 @@ def _with(detail: dict[str, Any], extra: Mapping[str, Any] | None) -> dict[str, 
 
 
 def _commit_change(
-    db: SQLAlchemy,
+    db: OrmSession,
     entry: Guidance,
     action: str,
     actor_id: str,
@@ -446,11 +446,11 @@ def _commit_change(
         _event(db, entry, action, actor_id, detail)
         switches.bump_revision(db)
         if commit:
-            db.session.commit()
+            db.commit()
         else:
-            db.session.flush()  # a lost race shows now, as the version check
+            db.flush()  # a lost race shows now, as the version check
     except StaleDataError:
-        db.session.rollback()
+        db.rollback()
         raise Conflict(
             f"Guidance #{entry_id} was changed by someone else at the same time; reload it.",
             details={"id": entry_id},
@@ -458,13 +458,11 @@ def _commit_change(
     return entry
 
 
-def _event(db: SQLAlchemy, entry: Guidance, action: str, actor_id: str | None, detail: Any) -> None:
-    db.session.add(
-        GuidanceEvent(guidance_id=entry.id, action=action, actor_id=actor_id, detail=detail)
-    )
+def _event(db: OrmSession, entry: Guidance, action: str, actor_id: str | None, detail: Any) -> None:
+    db.add(GuidanceEvent(guidance_id=entry.id, action=action, actor_id=actor_id, detail=detail))
 
 
-def with_hits(db: SQLAlchemy, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_hits(db: OrmSession, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Recall's guidance records for a curator: each enforced (block or ask) guardrail
     with its hit count.
 
@@ -479,7 +477,7 @@ def with_hits(db: SQLAlchemy, records: list[dict[str, Any]]) -> list[dict[str, A
     if not ids:
         return records
     query = select(Guidance.id, Guidance.hits, Guidance.last_hit_at).where(Guidance.id.in_(ids))
-    counts = {row.id: row for row in db.session.execute(query)}
+    counts = {row.id: row for row in db.execute(query)}
     return [
         {**r, "hits": counts[r["id"]].hits, "last_hit_at": iso(counts[r["id"]].last_hit_at)}
         if r["id"] in counts

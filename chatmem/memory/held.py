@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import CursorResult, func, select, update
+from sqlalchemy.orm import Session as OrmSession
 
 from ..errors import ApprovalRequired, BlockedByMemory, ChatmemError, Conflict, NotFound
 from . import ledger, notify
@@ -75,7 +75,7 @@ class Verdict:
 
 
 def gate(
-    db: SQLAlchemy,
+    db: OrmSession,
     rule: Rule,
     tool: str,
     arguments: dict[str, Any],
@@ -103,12 +103,12 @@ def gate(
     grants = select(HeldCall.id).where(
         *same_call, HeldCall.state == "allowed", HeldCall.expires_at > now
     )
-    for request_id in db.session.scalars(grants.order_by(HeldCall.id)).all():
+    for request_id in db.scalars(grants.order_by(HeldCall.id)).all():
         if _move(db, request_id, "allowed", "used", now=now, used_at=now):
             request = _fresh(db, request_id)
             _event(db, request, "call_run", caller.user_id, {"tool": tool})
             return Verdict(request)
-    latest = db.session.scalars(select(HeldCall).where(*same_call).order_by(HeldCall.id.desc()))
+    latest = db.scalars(select(HeldCall).where(*same_call).order_by(HeldCall.id.desc()))
     last = latest.first()
     window = timedelta(minutes=grant_minutes)
     if last is not None and last.state == "waiting":
@@ -129,8 +129,8 @@ def gate(
         state="waiting",
         created_at=now,
     )
-    db.session.add(request)
-    db.session.flush()
+    db.add(request)
+    db.flush()
     _event(db, request, "call_held", caller.user_id, {"tool": tool})
     notify.stage(db, notify.waiting_call_notice(request))
     return Verdict(request, approval_required(request, rule, grant_minutes))
@@ -173,7 +173,7 @@ def refused(request: HeldCall, rule: Rule) -> BlockedByMemory:
 
 
 def decide(
-    db: SQLAlchemy,
+    db: OrmSession,
     request_id: int,
     decision: str,
     *,
@@ -186,13 +186,13 @@ def decide(
     """Allow once or deny a waiting request; a second decision is a Conflict (409)."""
     now = now or utcnow()
     state = DECISIONS[decision]
-    request = db.session.get(HeldCall, request_id)
+    request = db.get(HeldCall, request_id)
     if request is None:
         raise NotFound(f"No waiting call #{request_id}.", details={"id": request_id})
     expires = now + timedelta(minutes=grant_minutes) if state == "allowed" else None
     values = {"decided_at": now, "decided_by": actor_id, "note": note, "expires_at": expires}
     if not _move(db, request_id, "waiting", state, now=None, **values):
-        db.session.rollback()
+        db.rollback()
         current = _fresh(db, request_id)
         raise Conflict(
             f"Request #{request_id} was already {current.state} by someone else; reload the page.",
@@ -203,45 +203,45 @@ def decide(
     detail = f"request #{request.id} {said} by {actor_name}" + (f": {note}" if note else "")
     _ledger(db, request, state, detail)
     _event(db, request, f"call_{state}", actor_id, {"request_id": request.id, "note": note})
-    db.session.commit()
+    db.commit()
     return request
 
 
 def expire_due(
-    db: SQLAlchemy, *, now: datetime | None = None, where: Any = (), commit: bool = True
+    db: OrmSession, *, now: datetime | None = None, where: Any = (), commit: bool = True
 ) -> int:
     """Grants past their time become `expired` (ledgered, audited); how many did."""
     now = now or utcnow()
     due = select(HeldCall.id).where(*where, HeldCall.state == "allowed", HeldCall.expires_at <= now)
     done = 0
-    for request_id in db.session.scalars(due).all():
+    for request_id in db.scalars(due).all():
         if _move(db, request_id, "allowed", "expired", now=None):
             request = _fresh(db, request_id)
             _ledger(db, request, "expired", f"request #{request.id}: the approval expired unused")
             _event(db, request, "call_expired", None, {"request_id": request.id})
             done += 1
     if commit and done:
-        db.session.commit()
+        db.commit()
     return done
 
 
-def waiting_count(db: SQLAlchemy) -> int:
+def waiting_count(db: OrmSession) -> int:
     query = select(func.count()).select_from(HeldCall).where(HeldCall.state == "waiting")
-    return int(db.session.scalar(query) or 0)
+    return int(db.scalar(query) or 0)
 
 
-def waiting(db: SQLAlchemy, *, offset: int, limit: int) -> list[HeldCall]:
+def waiting(db: OrmSession, *, offset: int, limit: int) -> list[HeldCall]:
     """Waiting requests, oldest first: the one waiting longest is on top."""
     query = select(HeldCall).where(HeldCall.state == "waiting").order_by(HeldCall.id)
-    return list(db.session.scalars(query.offset(offset).limit(limit)))
+    return list(db.scalars(query.offset(offset).limit(limit)))
 
 
-def rules_of(db: SQLAlchemy, requests: list[HeldCall]) -> dict[int, Guidance]:
+def rules_of(db: OrmSession, requests: list[HeldCall]) -> dict[int, Guidance]:
     """The entries that held these requests, in one query (for "held by" on each row)."""
     ids = {r.guidance_id for r in requests if r.guidance_id is not None}
     if not ids:
         return {}
-    return {g.id: g for g in db.session.scalars(select(Guidance).where(Guidance.id.in_(ids)))}
+    return {g.id: g for g in db.scalars(select(Guidance).where(Guidance.id.in_(ids)))}
 
 
 def describe(request: HeldCall, resolve_post_type: Callable[[Any], str | None] | None) -> str:
@@ -274,25 +274,25 @@ def _quoted(value: Any) -> str:
 
 
 def _move(
-    db: SQLAlchemy, request_id: int, before: str, after: str, *, now: datetime | None, **values: Any
+    db: OrmSession, request_id: int, before: str, after: str, *, now: datetime | None, **values: Any
 ) -> bool:
     """The one conditional UPDATE every state change is: True if this caller made it."""
     query = update(HeldCall).where(HeldCall.id == request_id, HeldCall.state == before)
     if now is not None:
         query = query.where(HeldCall.expires_at > now)
-    result = db.session.execute(
+    result = db.execute(
         query.values(state=after, **values).execution_options(synchronize_session=False)
     )
     return cast(CursorResult[Any], result).rowcount == 1
 
 
-def _fresh(db: SQLAlchemy, request_id: int) -> HeldCall:
-    request = db.session.get(HeldCall, request_id, populate_existing=True)
+def _fresh(db: OrmSession, request_id: int) -> HeldCall:
+    request = db.get(HeldCall, request_id, populate_existing=True)
     assert request is not None
     return request
 
 
-def _ledger(db: SQLAlchemy, request: HeldCall, outcome: str, detail: str) -> None:
+def _ledger(db: OrmSession, request: HeldCall, outcome: str, detail: str) -> None:
     """A decision in the requester's session ledger, so its digest tells the whole story."""
     ledger.record(
         db,
@@ -309,12 +309,12 @@ def _ledger(db: SQLAlchemy, request: HeldCall, outcome: str, detail: str) -> Non
 
 
 def _event(
-    db: SQLAlchemy, request: HeldCall, action: str, actor_id: str | None, detail: dict[str, Any]
+    db: OrmSession, request: HeldCall, action: str, actor_id: str | None, detail: dict[str, Any]
 ) -> None:
     """The entry's audit trail (a request whose entry was deleted has none)."""
     if request.guidance_id is None:
         return
-    db.session.add(
+    db.add(
         GuidanceEvent(
             guidance_id=request.guidance_id,
             action=action,

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import Table, select, update
+from sqlalchemy.orm import Session as OrmSession
 
 from .. import text
 from ..text import redaction
@@ -50,7 +50,7 @@ def safe_text(value: str, max_len: int) -> str:
 
 
 def record(
-    db: SQLAlchemy,
+    db: OrmSession,
     *,
     session_id: str | None,
     user_id: str | None,
@@ -82,10 +82,10 @@ def record(
         guidance_id=guidance_id,
         at=utcnow(),
     )
-    db.session.add(entry)
+    db.add(entry)
     if guidance_id is not None and outcome in HIT_OUTCOMES:
         table = cast(Table, Guidance.__table__)
-        db.session.execute(
+        db.execute(
             update(table)
             .where(table.c.id == guidance_id)
             .values(hits=table.c.hits + 1, last_hit_at=entry.at)
@@ -93,15 +93,15 @@ def record(
     return entry
 
 
-def entries(db: SQLAlchemy, session_id: str) -> list[LedgerEntry]:
+def entries(db: OrmSession, session_id: str) -> list[LedgerEntry]:
     return list(
-        db.session.scalars(
+        db.scalars(
             select(LedgerEntry).where(LedgerEntry.session_id == session_id).order_by(LedgerEntry.id)
         )
     )
 
 
-def refused_by(db: SQLAlchemy, guidance_id: int, *, limit: int) -> list[LedgerEntry]:
+def refused_by(db: OrmSession, guidance_id: int, *, limit: int) -> list[LedgerEntry]:
     """The newest calls this guardrail refused or held (`ix_chatmem_ledger_guidance`)."""
     query = (
         select(LedgerEntry)
@@ -109,7 +109,7 @@ def refused_by(db: SQLAlchemy, guidance_id: int, *, limit: int) -> list[LedgerEn
         .order_by(LedgerEntry.id.desc())
         .limit(limit)
     )
-    return list(db.session.scalars(query))
+    return list(db.scalars(query))
 
 
 def row_json(row: LedgerEntry) -> dict[str, Any]:
@@ -126,7 +126,7 @@ def row_json(row: LedgerEntry) -> dict[str, Any]:
     }
 
 
-def digest(db: SQLAlchemy, session_id: str) -> tuple[str, int]:
+def digest(db: OrmSession, session_id: str) -> tuple[str, int]:
     """The session's digest text and the number of calls it covers."""
     rows = [e for e in entries(db, session_id) if e.tool not in SKIPPED_IN_DIGEST]
     if not rows:

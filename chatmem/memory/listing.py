@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session as OrmSession
 
 from .models import Guidance, Session
 
@@ -53,11 +53,11 @@ class Page:
         return self.number < self.pages
 
 
-def counts(db: SQLAlchemy) -> dict[str, int]:
+def counts(db: OrmSession) -> dict[str, int]:
     """Every tab's count in two grouped queries (the tab bar shows them all)."""
-    rows = db.session.execute(select(Guidance.status, func.count()).group_by(Guidance.status))
+    rows = db.execute(select(Guidance.status, func.count()).group_by(Guidance.status))
     by_status = {status: number for status, number in rows}
-    history = db.session.scalar(
+    history = db.scalar(
         select(func.count()).select_from(Session).where(Session.recorded_at.is_not(None))
     )
     return {
@@ -79,7 +79,7 @@ def clamp_page(number: Any, total: int, per_page: int = PER_PAGE) -> int:
     return min(max(wanted, 1), last)
 
 
-def guidance_page(db: SQLAlchemy, tab: str, number: Any, total: int) -> Page:
+def guidance_page(db: OrmSession, tab: str, number: Any, total: int) -> Page:
     """One page of the guidance a tab lists (pending, active, rejected or trash)."""
     page = clamp_page(number, total)
     query = (
@@ -89,24 +89,22 @@ def guidance_page(db: SQLAlchemy, tab: str, number: Any, total: int) -> Page:
         .limit(PER_PAGE)
         .offset((page - 1) * PER_PAGE)
     )
-    return Page(list(db.session.scalars(query)), page, total)
+    return Page(list(db.scalars(query)), page, total)
 
 
-def by_status(db: SQLAlchemy, status: str, *, limit: int) -> tuple[list[Guidance], int]:
+def by_status(db: OrmSession, status: str, *, limit: int) -> tuple[list[Guidance], int]:
     """The newest `limit` entries with this status, and how many there are in all."""
-    total = db.session.scalar(
-        select(func.count()).select_from(Guidance).where(Guidance.status == status)
-    )
+    total = db.scalar(select(func.count()).select_from(Guidance).where(Guidance.status == status))
     query = (
         select(Guidance)
         .where(Guidance.status == status)
         .order_by(Guidance.created_at.desc(), Guidance.id.desc())
         .limit(limit)
     )
-    return list(db.session.scalars(query)), int(total or 0)
+    return list(db.scalars(query)), int(total or 0)
 
 
-def sessions_page(db: SQLAlchemy, number: Any, total: int) -> Page:
+def sessions_page(db: OrmSession, number: Any, total: int) -> Page:
     """One page of "Recent sessions": recorded ones, newest first."""
     page = clamp_page(number, total)
     query = (
@@ -116,21 +114,19 @@ def sessions_page(db: SQLAlchemy, number: Any, total: int) -> Page:
         .limit(PER_PAGE)
         .offset((page - 1) * PER_PAGE)
     )
-    return Page(list(db.session.scalars(query)), page, total)
+    return Page(list(db.scalars(query)), page, total)
 
 
-def sessions_by_id(db: SQLAlchemy, ids: Iterable[str | None]) -> dict[str, Session]:
+def sessions_by_id(db: OrmSession, ids: Iterable[str | None]) -> dict[str, Session]:
     """The sessions proposals came from, in one query, for "from session" links."""
     wanted = {i for i in ids if i}
     if not wanted:
         return {}
-    return {s.id: s for s in db.session.scalars(select(Session).where(Session.id.in_(wanted)))}
+    return {s.id: s for s in db.scalars(select(Session).where(Session.id.in_(wanted)))}
 
 
-def proposed_in(db: SQLAlchemy, session_id: str) -> list[Guidance]:
+def proposed_in(db: OrmSession, session_id: str) -> list[Guidance]:
     """Guidance a session proposed, whatever became of it."""
     return list(
-        db.session.scalars(
-            select(Guidance).where(Guidance.session_id == session_id).order_by(Guidance.id)
-        )
+        db.scalars(select(Guidance).where(Guidance.session_id == session_id).order_by(Guidance.id))
     )

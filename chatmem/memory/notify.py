@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy.orm import Session as OrmSession
 
 from .models import Guidance, HeldCall, NotifyJob, iso, utcnow
@@ -71,14 +70,14 @@ def waiting_call_notice(call: HeldCall) -> Notice:
     )
 
 
-def stage(db: SQLAlchemy, notice: Notice) -> None:
+def stage(db: OrmSession, notice: Notice) -> None:
     """Queue a notice on the current transaction: ready if it commits, gone if not."""
-    db.session.info.setdefault(STAGED, []).append(notice)
+    db.info.setdefault(STAGED, []).append(notice)
 
 
-def take_ready(db: SQLAlchemy) -> list[Notice]:
+def take_ready(db: OrmSession) -> list[Notice]:
     """The notices whose transactions committed, once each."""
-    ready: list[Notice] = db.session.info.pop(READY, [])
+    ready: list[Notice] = db.info.pop(READY, [])
     return ready
 
 

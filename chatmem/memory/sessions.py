@@ -13,8 +13,8 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import Row, bindparam, select, update
+from sqlalchemy.orm import Session as OrmSession
 
 from ..errors import InvalidParams, NotFound
 from ..text import for_agents
@@ -28,7 +28,7 @@ def new_id() -> str:
 
 
 def start(
-    db: SQLAlchemy,
+    db: OrmSession,
     *,
     user_id: str,
     user_name: str,
@@ -45,15 +45,15 @@ def start(
         channel=channel,
         external_key=external_key,
     )
-    db.session.add(session)
+    db.add(session)
     if commit:
-        db.session.commit()
+        db.commit()
     return session
 
 
-def find_open(db: SQLAlchemy, *, user_id: str, channel: str, external_key: str) -> Session | None:
+def find_open(db: OrmSession, *, user_id: str, channel: str, external_key: str) -> Session | None:
     """The open session a client-chosen key (REST header) refers to, if any."""
-    return db.session.scalars(
+    return db.scalars(
         select(Session)
         .where(
             Session.user_id == user_id,
@@ -67,7 +67,7 @@ def find_open(db: SQLAlchemy, *, user_id: str, channel: str, external_key: str) 
 
 
 def for_client(
-    db: SQLAlchemy,
+    db: OrmSession,
     *,
     user_id: str,
     user_name: str,
@@ -92,8 +92,8 @@ def for_client(
     return start(db, user_id=user_id, user_name=user_name, channel=channel, external_key=key).id
 
 
-def exists(db: SQLAlchemy, session_id: str) -> bool:
-    return db.session.get(Session, session_id) is not None
+def exists(db: OrmSession, session_id: str) -> bool:
+    return db.get(Session, session_id) is not None
 
 
 # What every call in a known session checks (and the MCP endpoint before it):
@@ -107,7 +107,7 @@ _LOOKUP = select(Session.user_id, Session.channel, Session.ended_at, Session.las
 _MEMO = "chatmem.session_lookup"
 
 
-def lookup(db: SQLAlchemy, session_id: str) -> Row[Any] | None:
+def lookup(db: OrmSession, session_id: str) -> Row[Any] | None:
     """(user_id, channel, ended_at, last_seen_at) of a session, or None.
 
     The MCP endpoint and then the dispatcher check the same session in one
@@ -115,7 +115,7 @@ def lookup(db: SQLAlchemy, session_id: str) -> Row[Any] | None:
     row, as the ORM's identity map would. A commit or rollback starts a new
     transaction, and with it a fresh read.
     """
-    session = db.session()  # the current Session behind the scoped proxy
+    session = db
     memo = session.info.get(_MEMO)
     transaction = session.get_transaction()
     if memo and transaction is not None and memo[0] is transaction and memo[1] == session_id:
@@ -126,7 +126,7 @@ def lookup(db: SQLAlchemy, session_id: str) -> Row[Any] | None:
     return row
 
 
-def get_open(db: SQLAlchemy, session_id: str, *, user_id: str) -> Row[Any]:
+def get_open(db: OrmSession, session_id: str, *, user_id: str) -> Row[Any]:
     """A session the user may add calls to (its `lookup` row); others' sessions look absent."""
     session = lookup(db, session_id)
     if session is None or session.user_id != user_id:
@@ -144,17 +144,17 @@ def get_open(db: SQLAlchemy, session_id: str, *, user_id: str) -> Row[Any]:
 TOUCH_EVERY = timedelta(seconds=30)
 
 
-def touch(db: SQLAlchemy, session_id: str, last_seen_at: datetime | None) -> bool:
+def touch(db: OrmSession, session_id: str, last_seen_at: datetime | None) -> bool:
     """Refresh last_seen_at if it is due, in the caller's transaction; True when written."""
     now = utcnow()
     if last_seen_at is not None and now - last_seen_at < TOUCH_EVERY:
         return False
-    db.session.execute(update(Session).where(Session.id == session_id).values(last_seen_at=now))
-    db.session.info.pop(_MEMO, None)  # the remembered row is older than this write
+    db.execute(update(Session).where(Session.id == session_id).values(last_seen_at=now))
+    db.info.pop(_MEMO, None)  # the remembered row is older than this write
     return True
 
 
-def save_summary(db: SQLAlchemy, session: Session, summary: str, *, auto: bool = False) -> None:
+def save_summary(db: OrmSession, session: Session, summary: str, *, auto: bool = False) -> None:
     """Record (or replace) the summary and refresh the digest; caller commits."""
     session.summary = summary
     session.summary_auto = auto
@@ -162,12 +162,12 @@ def save_summary(db: SQLAlchemy, session: Session, summary: str, *, auto: bool =
     session.recorded_at = session.recorded_at or utcnow()
 
 
-def end(db: SQLAlchemy, session_id: str, *, transcript: str | None = None) -> Session:
+def end(db: OrmSession, session_id: str, *, transcript: str | None = None) -> Session:
     """End a session: digest it and, if it has no summary, maybe queue one.
 
     Ending twice is harmless: the second call changes nothing.
     """
-    session = db.session.get(Session, session_id)
+    session = db.get(Session, session_id)
     if session is None:
         raise NotFound("No such session.", details={"session_id": session_id})
     if session.ended_at is not None:
@@ -179,22 +179,22 @@ def end(db: SQLAlchemy, session_id: str, *, transcript: str | None = None) -> Se
     if session.summary is None and switches.read(db).auto_summarize:
         # Kept only until the job ends, and never with a secret or hidden text in it.
         kept = for_agents(transcript) if transcript else None
-        db.session.add(summary_job(session, kept, now=now))
-    db.session.commit()
+        db.add(summary_job(session, kept, now=now))
+    db.commit()
     return session
 
 
-def idle_ids(db: SQLAlchemy, idle: timedelta, now: datetime | None = None) -> list[str]:
+def idle_ids(db: OrmSession, idle: timedelta, now: datetime | None = None) -> list[str]:
     cutoff = (now or utcnow()) - idle
     return list(
-        db.session.scalars(
+        db.scalars(
             select(Session.id).where(Session.ended_at.is_(None), Session.last_seen_at < cutoff)
         )
     )
 
 
-def _refresh_digest(db: SQLAlchemy, session: Session) -> None:
-    db.session.flush()
+def _refresh_digest(db: OrmSession, session: Session) -> None:
+    db.flush()
     session.digest, session.change_count = ledger.digest(db, session.id)
 
 

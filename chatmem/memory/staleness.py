@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
+from sqlalchemy.orm import Session as OrmSession
 
 from . import switches
 from .guardrails.targets import parse_target
@@ -83,7 +83,7 @@ def gone_reason(target: str | None, server_name: str, resolvers: Resolvers) -> s
 
 
 def check_targets(
-    db: SQLAlchemy,
+    db: OrmSession,
     resolvers: Resolvers,
     server_name: str,
     *,
@@ -98,8 +98,8 @@ def check_targets(
     """
     now = now or utcnow()
     done = Upkeep()
-    db.session.commit()  # our own transactions, never inside a caller's
-    rows = db.session.execute(
+    db.commit()  # our own transactions, never inside a caller's
+    rows = db.execute(
         select(Guidance.id, Guidance.target, Guidance.target_gone_at)
         .where(Guidance.status == "publish", Guidance.target.is_not(None))
         .order_by(Guidance.id)
@@ -120,32 +120,32 @@ def check_targets(
                     done.to_review += 1
         elif reason is None and gone_at is not None and _clear_gone(db, entry_id, actor_id):
             done.cleared += 1
-        db.session.commit()
+        db.commit()
     return done
 
 
-def review_due(db: SQLAlchemy, *, actor_id: str | None = None, now: datetime | None = None) -> int:
+def review_due(db: OrmSession, *, actor_id: str | None = None, now: datetime | None = None) -> int:
     """Move active entries whose review date has come back to Pending; returns how many."""
     now = now or utcnow()
     today = now.date()
-    db.session.commit()
+    db.commit()
     due = and_(Guidance.status == "publish", Guidance.review_after <= today)
-    ids = db.session.scalars(select(Guidance.id).where(due).order_by(Guidance.id)).all()
+    ids = db.scalars(select(Guidance.id).where(due).order_by(Guidance.id)).all()
     moved = 0
     for entry_id in ids:
-        reached = db.session.scalar(select(Guidance.review_after).where(Guidance.id == entry_id))
+        reached = db.scalar(select(Guidance.review_after).where(Guidance.id == entry_id))
         note = f"review date {reached.isoformat()} reached" if reached else "review date reached"
         # The date is cleared as it fires: a re-approval does not bounce straight back.
         if _to_pending(
             db, entry_id, "review_due", actor_id, now, note=note, also=due, review_after=None
         ):
             moved += 1
-        db.session.commit()
+        db.commit()
     return moved
 
 
 def unused(
-    db: SQLAlchemy, days: int, *, now: datetime | None = None, limit: int = 100
+    db: OrmSession, days: int, *, now: datetime | None = None, limit: int = 100
 ) -> tuple[int, list[Guidance]]:
     """Active entries nobody used in `days` days: (how many, the oldest-used first `limit`).
 
@@ -160,17 +160,17 @@ def unused(
         or_(Guidance.last_recalled_at.is_(None), Guidance.last_recalled_at < cutoff),
         or_(Guidance.last_hit_at.is_(None), Guidance.last_hit_at < cutoff),
     )
-    count = int(db.session.scalar(select(func.count()).select_from(Guidance).where(idle)) or 0)
+    count = int(db.scalar(select(func.count()).select_from(Guidance).where(idle)) or 0)
     last_used = func.coalesce(
         Guidance.last_recalled_at, Guidance.last_hit_at, Guidance.approved_at, Guidance.created_at
     )
-    rows = db.session.scalars(
+    rows = db.scalars(
         select(Guidance).where(idle).order_by(last_used, Guidance.id).limit(limit)
     ).all()
     return count, list(rows)
 
 
-def too_new(db: SQLAlchemy, days: int, *, now: datetime | None = None) -> tuple[int, int]:
+def too_new(db: OrmSession, days: int, *, now: datetime | None = None) -> tuple[int, int]:
     """Active entries approved within the window, which `unused` leaves out:
     (how many, how many of them nobody used yet). The card says so rather than
     calling them used."""
@@ -182,15 +182,15 @@ def too_new(db: SQLAlchemy, days: int, *, now: datetime | None = None) -> tuple[
     never = and_(young, Guidance.last_recalled_at.is_(None), Guidance.last_hit_at.is_(None))
     count = select(func.count()).select_from(Guidance)
     return (
-        int(db.session.scalar(count.where(young)) or 0),
-        int(db.session.scalar(count.where(never)) or 0),
+        int(db.scalar(count.where(young)) or 0),
+        int(db.scalar(count.where(never)) or 0),
     )
 
 
-def gone(db: SQLAlchemy, *, limit: int = 100) -> list[Guidance]:
+def gone(db: OrmSession, *, limit: int = 100) -> list[Guidance]:
     """Entries flagged "target gone", active or sent back to Pending, newest flag first."""
     return list(
-        db.session.scalars(
+        db.scalars(
             select(Guidance)
             .where(
                 Guidance.target_gone_at.is_not(None),
@@ -202,10 +202,10 @@ def gone(db: SQLAlchemy, *, limit: int = 100) -> list[Guidance]:
     )
 
 
-def scheduled(db: SQLAlchemy, *, limit: int = 100) -> list[Guidance]:
+def scheduled(db: OrmSession, *, limit: int = 100) -> list[Guidance]:
     """Active entries with a review date, soonest first."""
     return list(
-        db.session.scalars(
+        db.scalars(
             select(Guidance)
             .where(Guidance.status == "publish", Guidance.review_after.is_not(None))
             .order_by(Guidance.review_after, Guidance.id)
@@ -215,7 +215,7 @@ def scheduled(db: SQLAlchemy, *, limit: int = 100) -> list[Guidance]:
 
 
 def note_recalled(
-    db: SQLAlchemy,
+    db: OrmSession,
     ids: Iterable[int],
     *,
     noted: dict[int, datetime],
@@ -234,7 +234,7 @@ def note_recalled(
     fresh = [i for i in ids if noted.get(i, datetime.min) < since]
     if not fresh:
         return
-    db.session.execute(
+    db.execute(
         update(Guidance)
         .where(
             Guidance.id.in_(fresh),
@@ -264,14 +264,14 @@ def parse_review_after(raw: Any) -> date | None:
 
 
 def set_review_after(
-    db: SQLAlchemy, entry: Guidance, value: date | None, *, actor_id: str | None
+    db: OrmSession, entry: Guidance, value: date | None, *, actor_id: str | None
 ) -> bool:
     """Set or clear an entry's review date in the caller's transaction; True if it changed."""
     if entry.review_after == value:
         return False
     before = entry.review_after
     entry.review_after = value
-    db.session.add(
+    db.add(
         GuidanceEvent(
             guidance_id=entry.id,
             action="review_date",
@@ -290,9 +290,9 @@ def _iso(value: date | None) -> str | None:
 
 
 def _set_gone(
-    db: SQLAlchemy, entry_id: int, now: datetime, reason: str, actor_id: str | None
+    db: OrmSession, entry_id: int, now: datetime, reason: str, actor_id: str | None
 ) -> bool:
-    won = db.session.execute(
+    won = db.execute(
         update(Guidance)
         .where(
             Guidance.id == entry_id,
@@ -308,8 +308,8 @@ def _set_gone(
     return True
 
 
-def _clear_gone(db: SQLAlchemy, entry_id: int, actor_id: str | None) -> bool:
-    won = db.session.execute(
+def _clear_gone(db: OrmSession, entry_id: int, actor_id: str | None) -> bool:
+    won = db.execute(
         update(Guidance)
         .where(Guidance.id == entry_id, Guidance.target_gone_at.is_not(None))
         .values(target_gone_at=None)
@@ -322,7 +322,7 @@ def _clear_gone(db: SQLAlchemy, entry_id: int, actor_id: str | None) -> bool:
 
 
 def _to_pending(
-    db: SQLAlchemy,
+    db: OrmSession,
     entry_id: int,
     action: str,
     actor_id: str | None,
@@ -336,7 +336,7 @@ def _to_pending(
     condition = and_(Guidance.id == entry_id, Guidance.status == "publish")
     if also is not None:
         condition = and_(condition, also)
-    won = db.session.execute(
+    won = db.execute(
         update(Guidance)
         .where(condition)
         .values(
@@ -356,8 +356,6 @@ def _to_pending(
 
 
 def _event(
-    db: SQLAlchemy, entry_id: int, action: str, actor_id: str | None, detail: dict[str, Any] | None
+    db: OrmSession, entry_id: int, action: str, actor_id: str | None, detail: dict[str, Any] | None
 ) -> None:
-    db.session.add(
-        GuidanceEvent(guidance_id=entry_id, action=action, actor_id=actor_id, detail=detail)
-    )
+    db.add(GuidanceEvent(guidance_id=entry_id, action=action, actor_id=actor_id, detail=detail))

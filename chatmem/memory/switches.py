@@ -16,9 +16,9 @@ from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session as OrmSession
 
 from ..errors import InvalidParams
 from . import reads
@@ -45,7 +45,7 @@ _READ = select(
 ).where(State.id == STATE_ID)
 
 
-def read(db: SQLAlchemy) -> Snapshot:
+def read(db: OrmSession) -> Snapshot:
     """The current revision and switches: one primary-key read, never cached."""
     row = reads.first(db, _READ)
     if row is None:
@@ -70,7 +70,7 @@ def _bumped() -> int:
     return int(getattr(_bumps, "count", 0))
 
 
-def current(db: SQLAlchemy, kept: MutableMapping[str, Any] | None) -> Snapshot:
+def current(db: OrmSession, kept: MutableMapping[str, Any] | None) -> Snapshot:
     """The state as this request sees it: one read per request, again after a bump.
 
     `kept` is the request's own store (None outside a request: a command, the
@@ -88,45 +88,47 @@ def current(db: SQLAlchemy, kept: MutableMapping[str, Any] | None) -> Snapshot:
 
 
 class Reader:
-    """Reads the state row: the dispatcher's view of the revision and switches."""
+    """Reads the state row: the dispatcher's view of the revision and switches.
 
-    def __init__(self, db: SQLAlchemy, kept_by: KeptBy) -> None:
-        self.db = db
+    Built once per app, so it holds the session *factory* (the host's scoped
+    session) and asks it for the current unit of work on each read.
+    """
+
+    def __init__(self, session: Callable[[], OrmSession], kept_by: KeptBy) -> None:
+        self.session = session
         self.kept_by = kept_by
 
     def snapshot(self) -> Snapshot:
-        return current(self.db, self.kept_by())
+        return current(self.session(), self.kept_by())
 
 
-def ensure_state_row(db: SQLAlchemy) -> None:
+def ensure_state_row(db: OrmSession) -> None:
     """Create the state row if a fresh database lacks it (safe under races)."""
-    if db.session.get(State, STATE_ID) is not None:
+    if db.get(State, STATE_ID) is not None:
         return
     try:
-        with db.session.begin_nested():
-            db.session.add(State(id=STATE_ID, revision=0))
+        with db.begin_nested():
+            db.add(State(id=STATE_ID, revision=0))
     except IntegrityError:
         pass  # another process created it first
 
 
-def bump_revision(db: SQLAlchemy) -> None:
+def bump_revision(db: OrmSession) -> None:
     """Mark the block and guardrail index stale, in the caller's transaction."""
     _bumps.count = _bumped() + 1  # what this thread's request kept is read again (`current`)
     ensure_state_row(db)
-    db.session.execute(
-        update(State).where(State.id == STATE_ID).values(revision=State.revision + 1)
-    )
+    db.execute(update(State).where(State.id == STATE_ID).values(revision=State.revision + 1))
 
 
-def set_setting(db: SQLAlchemy, name: str, value: bool, *, actor_id: str | None) -> Snapshot:
+def set_setting(db: OrmSession, name: str, value: bool, *, actor_id: str | None) -> Snapshot:
     if name not in SWITCHES:
         raise InvalidParams(f"Unknown setting {name!r}.", details={"field": "name"})
     if not isinstance(value, bool):
         raise InvalidParams(f"Setting {name!r} takes true or false.", details={"field": "value"})
     bump_revision(db)
-    db.session.execute(update(State).where(State.id == STATE_ID).values({name: value}))
-    db.session.add(
+    db.execute(update(State).where(State.id == STATE_ID).values({name: value}))
+    db.add(
         GuidanceEvent(action="setting", actor_id=actor_id, detail={"name": name, "value": value})
     )
-    db.session.commit()
+    db.commit()
     return read(db)

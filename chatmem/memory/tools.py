@@ -212,7 +212,7 @@ def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
         # topic searched in memory), which was built through text.for_agents.
         approved = context.services.approved_guidance(context.snapshot)
     found = run_recall(
-        context.services.db, approved=approved, user_id=sessions_of(context), **filters
+        context.services.session(), approved=approved, user_id=sessions_of(context), **filters
     )
     if approved is None:
         # Guidance may predate the text rules: nothing hidden reaches an agent.
@@ -223,12 +223,12 @@ def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
     if filters.get("topic") and found["guidance"]:
         # Found by topic: in use, so not listed under Unused (staleness.py).
         staleness.note_recalled(
-            context.services.db,
+            context.services.session(),
             (g["id"] for g in found["guidance"]),
             noted=context.services.recalled_marks(),
         )
     if context.services.can(context.user, "manage_options"):
-        found["guidance"] = guidance.with_hits(context.services.db, found["guidance"])
+        found["guidance"] = guidance.with_hits(context.services.session(), found["guidance"])
     return found
 
 
@@ -265,14 +265,14 @@ def _screened(context: CallContext, fields: dict[str, Any]) -> list[Any]:
 def _propose(context: CallContext, fields: dict[str, Any], flags: list[Any]) -> tuple[Any, bool]:
     """Make a screened proposal: flagged ones wait for a person whatever the setting."""
     entry, created = guidance.propose(
-        context.services.db,
+        context.services.session(),
         fields,
         session_id=context.session_id,
         actor_id=context.user_id,
         flags=[flag.code for flag in flags],
     )
     if created:  # curators hear of it once the call commits (notify.py)
-        notify.stage(context.services.db, notify.proposal_notice(entry, context.user_name))
+        notify.stage(context.services.session(), notify.proposal_notice(entry, context.user_name))
     return entry, created
 
 
@@ -285,7 +285,7 @@ def remember(context: CallContext, **fields: Any) -> dict[str, Any]:
 def save_session_summary(
     context: CallContext, summary: str, takeaways: list[dict[str, str]] | None = None
 ) -> dict[str, Any]:
-    db = context.services.db
+    db = context.services.session()
     proposed = 0
     flagged = []
     screened = [(dict(t), _screened(context, dict(t))) for t in takeaways or ()]
@@ -296,7 +296,7 @@ def save_session_summary(
             flagged.append(
                 {"takeaway": index, "id": entry.id, "flags": [f.to_dict() for f in flags]}
             )
-    session = db.session.get(Session, context.session_id)
+    session = db.get(Session, context.session_id)
     if session is not None:
         sessions.save_summary(db, session, summary.strip())
     result: dict[str, Any] = {"recorded": True, "proposed": proposed}

@@ -29,9 +29,9 @@ from functools import cache
 from importlib import resources
 from typing import Any, cast
 
-from flask_sqlalchemy import SQLAlchemy
 from jsonschema import Draft202012Validator, validators
 from sqlalchemy import Table, select, update
+from sqlalchemy.orm import Session as OrmSession
 
 from .. import inputs
 from ..errors import ChatmemError, InvalidParams
@@ -62,7 +62,7 @@ def schema() -> dict[str, Any]:
 
 
 def export_document(
-    db: SQLAlchemy,
+    db: OrmSession,
     statuses: Iterable[str] = STATUSES,
     *,
     server_name: str,
@@ -71,9 +71,7 @@ def export_document(
     """Every entry with one of `statuses`, oldest first, each with its audit trail."""
     wanted = list(statuses)
     entries = list(
-        db.session.scalars(
-            select(Guidance).where(Guidance.status.in_(wanted)).order_by(Guidance.id)
-        )
+        db.scalars(select(Guidance).where(Guidance.status.in_(wanted)).order_by(Guidance.id))
     )
     trails: dict[int, list[GuidanceEvent]] = {e.id: [] for e in entries}
     if entries:
@@ -82,7 +80,7 @@ def export_document(
             .where(GuidanceEvent.guidance_id.in_(list(trails)))
             .order_by(GuidanceEvent.id)
         )
-        for event in db.session.scalars(query):
+        for event in db.scalars(query):
             trails[event.guidance_id or 0].append(event)
     rows = [_entry_json(entry, trails[entry.id]) for entry in entries]
     actors = sorted(
@@ -178,7 +176,7 @@ def parse(raw: bytes | str, *, max_bytes: int | None = None) -> Any:
 
 
 def import_document(
-    db: SQLAlchemy,
+    db: OrmSession,
     document: Any,
     *,
     actor_id: str,
@@ -197,14 +195,14 @@ def import_document(
     try:
         result = _add(db, document, checked, actor_id, keep_status, screen)
     except BaseException:
-        db.session.rollback()  # all or nothing, whatever went wrong
+        db.rollback()  # all or nothing, whatever went wrong
         raise
-    db.session.commit()
+    db.commit()
     return result
 
 
 def _add(
-    db: SQLAlchemy,
+    db: OrmSession,
     document: Mapping[str, Any],
     checked: list[dict[str, Any]],
     actor_id: str,
@@ -212,8 +210,7 @@ def _add(
     screen: Screen | None,
 ) -> Result:
     seen: dict[str, int] = {
-        key: entry_id
-        for key, entry_id in db.session.execute(select(Guidance.text_key, Guidance.id))
+        key: entry_id for key, entry_id in db.execute(select(Guidance.text_key, Guidance.id))
     }
     result = Result(status="with their status" if keep_status else "pending")
     publishes = False
@@ -229,18 +226,16 @@ def _add(
         if entry.status == "publish" or entry.status_before_trash == "publish":
             # Approved here, now, by whoever imported it: the file's approval is history.
             entry.approved_by, entry.approved_at = actor_id, now
-        db.session.add(entry)
-        db.session.flush()
+        db.add(entry)
+        db.flush()
         # The ORM numbers a new row's version 1: the copy keeps the file's (the
         # entry's own history), set past the version counter.
         table = cast(Table, Guidance.__table__)
-        db.session.execute(
-            update(table).where(table.c.id == entry.id).values(version=row["version"])
-        )
-        db.session.expire(entry, ["version"])
+        db.execute(update(table).where(table.c.id == entry.id).values(version=row["version"]))
+        db.expire(entry, ["version"])
         seen[key] = entry.id
         for event in row["events"]:
-            db.session.add(
+            db.add(
                 GuidanceEvent(
                     guidance_id=entry.id,
                     action=event["action"],
@@ -249,7 +244,7 @@ def _add(
                     detail=event["detail"],
                 )
             )
-        db.session.add(
+        db.add(
             GuidanceEvent(
                 guidance_id=entry.id,
                 action="import",
@@ -265,7 +260,7 @@ def _add(
         publishes = publishes or entry.status == "publish"
         result.imported.append(entry.id)
     # Who imported what, from where: one site-level audit event per import.
-    db.session.add(
+    db.add(
         GuidanceEvent(
             guidance_id=None,
             action="import",

@@ -19,7 +19,7 @@ from sqlalchemy.orm import SessionTransaction
 from ..memory import notify
 
 if TYPE_CHECKING:
-    from flask_sqlalchemy import SQLAlchemy
+    from sqlalchemy.orm import Session as OrmSession
 
     from ..hooks import HostHooks
 
@@ -56,7 +56,7 @@ def _after_transaction_end(session: OrmSession, transaction: SessionTransaction)
         notify.drop_staged(session)
 
 
-def fire(db: SQLAlchemy, hooks: HostHooks) -> None:
+def fire(db: OrmSession, hooks: HostHooks) -> None:
     """Hand ready notices to the host's hooks; a failing hook is logged, never raised."""
     notices = notify.take_ready(db)
     for notice in notices:
@@ -65,4 +65,4 @@ def fire(db: SQLAlchemy, hooks: HostHooks) -> None:
                 hook(dict(notice.data))
             except Exception:
                 log.exception("the %s hook failed for %s", notice.event, notice.data.get("id"))
-                db.session.rollback()
+                db.rollback()

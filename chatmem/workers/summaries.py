@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import ColumnElement, and_, or_, select, update
+from sqlalchemy.orm import Session as OrmSession
 
 from ..memory import ledger, summary_prompt
 from ..memory.models import Session, SummaryJob, utcnow
@@ -120,9 +120,9 @@ class Due(NamedTuple):
     claimed_at: datetime | None
 
 
-def claim(db: SQLAlchemy, policy: Policy, *, now: datetime, limit: int) -> list[Claim]:
+def claim(db: OrmSession, policy: Policy, *, now: datetime, limit: int) -> list[Claim]:
     """Claim up to `limit` due jobs and commit; jobs another worker holds are skipped."""
-    db.session.commit()  # start from a clean transaction, never inside a caller's
+    db.commit()  # start from a clean transaction, never inside a caller's
     claims: list[Claim] = []
     # Workers reading at the same moment see the same first rows; the loser of
     # a compare-and-set looks again (a few times) rather than go home empty.
@@ -135,10 +135,10 @@ def claim(db: SQLAlchemy, policy: Policy, *, now: datetime, limit: int) -> list[
     return claims
 
 
-def find_due(db: SQLAlchemy, policy: Policy, *, now: datetime, limit: int) -> list[Due]:
+def find_due(db: OrmSession, policy: Policy, *, now: datetime, limit: int) -> list[Due]:
     """The first half of a claim: due jobs, row-locked on PostgreSQL until `take` commits."""
     expired = now - policy.lease
-    rows = db.session.execute(
+    rows = db.execute(
         select(
             SummaryJob.id,
             SummaryJob.session_id,
@@ -159,7 +159,7 @@ def find_due(db: SQLAlchemy, policy: Policy, *, now: datetime, limit: int) -> li
     return [Due(*row) for row in rows]
 
 
-def take(db: SQLAlchemy, policy: Policy, rows: list[Due], *, now: datetime) -> list[Claim]:
+def take(db: OrmSession, policy: Policy, rows: list[Due], *, now: datetime) -> list[Claim]:
     """The second half: compare-and-set each row to `running`, then commit.
 
     A row another worker changed since `find_due` read it matches no row
@@ -170,7 +170,7 @@ def take(db: SQLAlchemy, policy: Policy, rows: list[Due], *, now: datetime) -> l
         same = _same_version(job_id, status, attempts, claimed_at)
         if attempts >= policy.max_attempts:
             # Only a lease that ran out gets here: its last worker died mid-try.
-            db.session.execute(
+            db.execute(
                 update(SummaryJob)
                 .where(same)
                 .values(
@@ -181,19 +181,19 @@ def take(db: SQLAlchemy, policy: Policy, rows: list[Due], *, now: datetime) -> l
                 )
             )
             continue
-        won = db.session.execute(
+        won = db.execute(
             update(SummaryJob)
             .where(same)
             .values(status="running", claimed_at=now, attempts=attempts + 1)
         )
         if won.rowcount == 1:  # type: ignore[attr-defined]  # an UPDATE's result has rowcount; execute() is typed as a plain Result
             claims.append(Claim(job_id, session_id, attempts + 1))
-    db.session.commit()
+    db.commit()
     return claims
 
 
 def run_due(
-    db: SQLAlchemy,
+    db: OrmSession,
     provider: Callable[[], Provider] | None,
     policy: Policy,
     *,
@@ -246,13 +246,13 @@ def run_due(
 
 
 def run_one(
-    db: SQLAlchemy, provider: Provider, policy: Policy, held: Claim, *, now: datetime
+    db: OrmSession, provider: Provider, policy: Policy, held: Claim, *, now: datetime
 ) -> str:
     """Summarize one claimed session; returns 'done', 'retrying', 'failed' or 'skipped'."""
-    session = db.session.get(Session, held.session_id)
-    job = db.session.get(SummaryJob, held.job_id)
+    session = db.get(Session, held.session_id)
+    job = db.get(SummaryJob, held.job_id)
     if session is None or job is None:
-        db.session.rollback()
+        db.rollback()
         return "skipped"
     if session.summary is not None:
         _finish(
@@ -272,7 +272,7 @@ def run_one(
         limit=policy.input_max,
     )
     # End the read transaction: nothing is held open while the provider thinks.
-    db.session.commit()
+    db.commit()
     try:
         reply = provider.complete(
             system=summary_prompt.SYSTEM_PROMPT,
@@ -315,7 +315,7 @@ def _held(held: Claim) -> ColumnElement[bool]:
 
 
 def _finish(
-    db: SQLAlchemy,
+    db: OrmSession,
     held: Claim,
     *,
     summary: str | None,
@@ -328,7 +328,7 @@ def _finish(
     The summary goes in only where the session still has none: an agent
     that saved its own summary meanwhile always wins over an automatic one.
     """
-    won = db.session.execute(
+    won = db.execute(
         update(SummaryJob)
         .where(_held(held))
         .values(
@@ -343,19 +343,19 @@ def _finish(
         )
     )
     if won.rowcount != 1:  # type: ignore[attr-defined]  # an UPDATE's result has rowcount; execute() is typed as a plain Result
-        db.session.rollback()
+        db.rollback()
         log.warning("summary job %s: lost its claim (lease expired); result dropped", held.job_id)
         return
     if summary is not None:
-        db.session.execute(
+        db.execute(
             update(Session)
             .where(Session.id == held.session_id, Session.summary.is_(None))
             .values(summary=summary, summary_auto=True)
         )
-    db.session.commit()
+    db.commit()
 
 
-def _fail(db: SQLAlchemy, policy: Policy, held: Claim, exc: ProviderError, *, now: datetime) -> str:
+def _fail(db: OrmSession, policy: Policy, held: Claim, exc: ProviderError, *, now: datetime) -> str:
     """Record a failed try: retry later if the error allows and tries remain."""
     error = redaction.redact(f"try {held.attempts}: {exc.kind}: {exc}")[:LAST_ERROR_MAX]
     if exc.retryable and held.attempts < policy.max_attempts:
@@ -374,19 +374,19 @@ def _fail(db: SQLAlchemy, policy: Policy, held: Claim, exc: ProviderError, *, no
             "finished_at": now,
         }
         outcome = "failed"
-    won = db.session.execute(update(SummaryJob).where(_held(held)).values(**values))
+    won = db.execute(update(SummaryJob).where(_held(held)).values(**values))
     if won.rowcount != 1:  # type: ignore[attr-defined]  # an UPDATE's result has rowcount; execute() is typed as a plain Result
-        db.session.rollback()
+        db.rollback()
         return "skipped"
-    db.session.commit()
+    db.commit()
     log.warning("summary job %s for session %s: %s", held.job_id, held.session_id, error)
     return outcome
 
 
-def _release(db: SQLAlchemy, held: Claim) -> None:
-    db.session.execute(
+def _release(db: OrmSession, held: Claim) -> None:
+    db.execute(
         update(SummaryJob)
         .where(_held(held))
         .values(status="queued", attempts=held.attempts - 1, claimed_at=None)
     )
-    db.session.commit()
+    db.commit()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ..memory import staleness
 
 if TYPE_CHECKING:
-    from flask_sqlalchemy import SQLAlchemy
+    from sqlalchemy.orm import Session as OrmSession
 
     from ..hooks import HostHooks
 
@@ -30,7 +30,7 @@ def resolvers(hooks: HostHooks) -> staleness.Resolvers:
 
 
 def run(
-    db: SQLAlchemy,
+    db: OrmSession,
     hooks: HostHooks,
     *,
     server_name: str,
@@ -42,7 +42,7 @@ def run(
         found = resolvers(hooks)
     except Exception:
         log.exception("the post_types hook failed; post_type targets not checked this time")
-        db.session.rollback()
+        db.rollback()
         found = staleness.Resolvers(
             frozenset(t.name.lower() for t in hooks.registry.tools()),
             label_exists=hooks.label_exists_hook,

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session as OrmSession
 
 from ..memory.models import NotifyJob, utcnow
 from ..text import redaction
@@ -97,7 +97,7 @@ def post_json(url: str, body: bytes) -> None:
 
 
 def deliver_due(
-    db: SQLAlchemy,
+    db: OrmSession,
     url: str,
     policy: Policy,
     *,
@@ -114,9 +114,9 @@ def deliver_due(
     """
     now = now or utcnow()
     done = Sent()
-    db.session.commit()
+    db.commit()
     expired = now - policy.lease
-    rows = db.session.execute(
+    rows = db.execute(
         select(NotifyJob.id, NotifyJob.status, NotifyJob.attempts, NotifyJob.claimed_at)
         .where(
             or_(
@@ -138,20 +138,20 @@ def deliver_due(
             if claimed_at is None
             else NotifyJob.claimed_at == claimed_at,
         )
-        won = db.session.execute(
+        won = db.execute(
             update(NotifyJob)
             .where(same)
             .values(status="running", attempts=attempts + 1, claimed_at=now)
         )
         if won.rowcount == 1:  # type: ignore[attr-defined]  # an UPDATE's result has rowcount; execute() is typed as a plain Result
             claimed.append((job_id, attempts + 1))
-    db.session.commit()
+    db.commit()
     for job_id, attempts in claimed:
-        job = db.session.get(NotifyJob, job_id)
+        job = db.get(NotifyJob, job_id)
         if job is None:
             continue
         body = json.dumps({**job.payload, "delivery": job_id}, ensure_ascii=False).encode()
-        db.session.commit()  # nothing held open while the receiver answers
+        db.commit()  # nothing held open while the receiver answers
         mine = and_(
             NotifyJob.id == job_id, NotifyJob.status == "running", NotifyJob.attempts == attempts
         )
@@ -170,11 +170,11 @@ def deliver_due(
             else:
                 values = {"status": "failed", "last_error": message}
                 done.failed += 1
-            db.session.execute(update(NotifyJob).where(mine).values(**values))
-            db.session.commit()
+            db.execute(update(NotifyJob).where(mine).values(**values))
+            db.commit()
             log.warning("webhook notice %s: %s", job_id, message)
             continue
-        db.session.execute(update(NotifyJob).where(mine).values(status="done", last_error=None))
-        db.session.commit()
+        db.execute(update(NotifyJob).where(mine).values(status="done", last_error=None))
+        db.commit()
         done.sent += 1
     return done

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...identity import HostUser
+
 if TYPE_CHECKING:
     from ...core import MemoryCore
 
@@ -78,7 +80,7 @@ class Caller:
     """One request's view: which era, who, and how to find its session."""
 
     memory: MemoryCore
-    user: Any
+    user: HostUser
     modern: bool
     # The handshake-era session, or the key the dispatcher groups a token's calls by.
     session_id: str | None = None

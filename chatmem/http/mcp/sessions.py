@@ -14,8 +14,9 @@ CHATMEM_SESSION_IDLE_MINUTES is ended and the next write starts a new one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ...identity import HostUser
 from ...memory import sessions
 from ...permissions import user_id_of
 
@@ -27,12 +28,12 @@ class SessionGone(Exception):
     """The session id is unknown, another user's, or ended: HTTP 404."""
 
 
-def resolve(memory: MemoryCore, user: Any, session_id: str) -> None:
+def resolve(memory: MemoryCore, user: HostUser, session_id: str) -> None:
     """Check that this user may use this open handshake-era session, and touch it; else SessionGone.
 
     Commits only when the touch wrote, so a read-only call stays read-only.
     """
-    db = memory.db
+    db = memory.db.session()
     # Ids we issue are short and printable: anything else (NUL included, which
     # PostgreSQL could not even compare) names no session.
     sane = len(session_id) <= 64 and session_id.isprintable()
@@ -45,7 +46,7 @@ def resolve(memory: MemoryCore, user: Any, session_id: str) -> None:
     ):
         raise SessionGone(session_id)
     if sessions.touch(db, session_id, session.last_seen_at):
-        db.session.commit()
+        db.commit()
 
 
 def token_key(token_id: int) -> str:

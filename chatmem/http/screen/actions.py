@@ -35,7 +35,7 @@ BULK_MAX = 200
 def add() -> ResponseReturnValue:
     try:
         fields = {k: v for k, v in read_fields().items() if k in guidance.EDITABLE}
-        entry = guidance.admin_add(current_memory().db, fields, actor_id=actor_id())
+        entry = guidance.admin_add(current_memory().db.session(), fields, actor_id=actor_id())
     except ChatmemError as error:
         return failed(error, "active")
     return done(entry, f"Added “{entry.title}”: active now.", "active", status=201)
@@ -141,7 +141,7 @@ def _apply(
     entry_id: int, action: str, fields: dict[str, Any], version: int | None
 ) -> tuple[Guidance, str]:
     """The curation domain's action, by this curator, screened by this app's rules."""
-    db, actor = current_memory().db, actor_id()
+    db, actor = current_memory().db.session(), actor_id()
     anyway = inputs.boolean_field(fields.get("anyway"), field="anyway")
     return curation.apply(
         db, entry_id, action, fields, version, actor_id=actor, anyway=anyway, screen=screen

@@ -55,7 +55,7 @@ def replace(entry_id: int, old_id: int) -> ResponseReturnValue:
         assert version is not None and old_version is not None
         # Flags about the entry being replaced (a near duplicate of it, say) are its point.
         despite = curation.screened(
-            guidance.get(current_memory().db, entry_id),
+            guidance.get(current_memory().db.session(), entry_id),
             {},
             version,
             anyway=inputs.form_boolean(form, "anyway"),
@@ -63,7 +63,7 @@ def replace(entry_id: int, old_id: int) -> ResponseReturnValue:
             besides=old_id,
         )
         entry, old = desk.replace(
-            current_memory().db,
+            current_memory().db.session(),
             entry_id,
             old_id,
             actor_id=actor_id(),
@@ -98,7 +98,7 @@ def desk_bulk() -> ResponseReturnValue:
                 details={"field": "action"},
             )
         versions = _versions(form.getlist("id"), form)
-        done = desk.bulk(current_memory().db, action, versions, actor_id=actor_id())
+        done = desk.bulk(current_memory().db.session(), action, versions, actor_id=actor_id())
     except ChatmemError as error:
         return failed(error, tab)
     noun = "entry" if len(done) == 1 else "entries"

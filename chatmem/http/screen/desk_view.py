@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import request
-from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy.orm import Session as OrmSession
 
 from ...memory import guidance, listing
 from ...memory.models import Guidance
@@ -19,13 +19,13 @@ from .reads import evidence, filters
 BULK_TABS = {"active": ("disable", "enable", "trash"), "trash": ("restore",)}
 
 
-def tab_page(db: SQLAlchemy, tab: str) -> tuple[listing.Page, filters.Filters]:
+def tab_page(db: OrmSession, tab: str) -> tuple[listing.Page, filters.Filters]:
     """A guidance tab's page with the URL's filters; bad filter values raise invalid_params."""
     chosen = filters.parse(request.args)
     return filters.page(db, tab, chosen, request.args.get("page")), chosen
 
 
-def extras(db: SQLAlchemy, tab: str, page: listing.Page) -> dict[str, Any]:
+def extras(db: OrmSession, tab: str, page: listing.Page) -> dict[str, Any]:
     """The desk's template values: evidence on Pending, bulk actions on Active and Trash."""
     panels = evidence.for_entries(db, page.items) if tab == "pending" else {}
     related = (s.entry.id for panel in panels.values() for s in panel.similar)

@@ -33,7 +33,7 @@ def decide(request_id: int, decision: str) -> ResponseReturnValue:
     try:
         note = _note(fields.get("note"))
         call = held.decide(
-            current_memory().db,
+            current_memory().db.session(),
             request_id,
             decision,
             actor_id=actor_id(),

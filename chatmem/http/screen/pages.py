@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import jsonify, render_template, request
 from flask.typing import ResponseReturnValue
-from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy.orm import Session as OrmSession
 
 from ... import text
 from ...auth import tokens
@@ -32,7 +32,7 @@ DRY_RUN_SHOWN = 20
 @bp.get("")
 @admin_only(changes_state=False)
 def index() -> ResponseReturnValue:
-    db = current_memory().db
+    db = current_memory().db.session()
     tab = known_tab(request.args.get("tab", "pending"))
     held.expire_due(db)  # a grant past its time is not shown as allowed
     counts = listing.counts(db) | {
@@ -71,12 +71,12 @@ _EMPTY_VIEW: dict[str, Any] = {
 }
 
 
-def _tokens_view(db: SQLAlchemy, tab: str, counts: dict[str, int]) -> dict[str, Any]:
+def _tokens_view(db: OrmSession, tab: str, counts: dict[str, int]) -> dict[str, Any]:
     """Every user's API tokens, a page of them."""
     return {"page": tokens.page(db, request.args.get("page"))}
 
 
-def _waiting_view(db: SQLAlchemy, tab: str, counts: dict[str, int]) -> dict[str, Any]:
+def _waiting_view(db: OrmSession, tab: str, counts: dict[str, int]) -> dict[str, Any]:
     """Calls an `ask` guardrail holds, each in words, with the rules that held it."""
     number = listing.clamp_page(request.args.get("page"), counts["waiting"])
     offset = (number - 1) * listing.PER_PAGE
@@ -89,12 +89,12 @@ def _waiting_view(db: SQLAlchemy, tab: str, counts: dict[str, int]) -> dict[str,
     }
 
 
-def _history_view(db: SQLAlchemy, tab: str, counts: dict[str, int]) -> dict[str, Any]:
+def _history_view(db: OrmSession, tab: str, counts: dict[str, int]) -> dict[str, Any]:
     """The sessions, newest first."""
     return {"page": listing.sessions_page(db, request.args.get("page"), counts["history"])}
 
 
-def _guidance_view(db: SQLAlchemy, tab: str, counts: dict[str, int]) -> dict[str, Any]:
+def _guidance_view(db: OrmSession, tab: str, counts: dict[str, int]) -> dict[str, Any]:
     """A guidance tab: the review desk's page (search, filters, sort; `desk_view.py`),
     the sessions the entries came from, and what the tab adds (flags, rejections)."""
     page, listed = desk_view.tab_page(db, tab)  # bad filters: invalid_params
@@ -134,8 +134,8 @@ TAB_VIEWS = {"tokens": _tokens_view, "waiting": _waiting_view, "history": _histo
 @bp.get("/sessions/<session_id>")
 @admin_only(changes_state=False)
 def session_record(session_id: str) -> ResponseReturnValue:
-    db = current_memory().db
-    record = db.session.get(Session, session_id) if session_id.isprintable() else None
+    db = current_memory().db.session()
+    record = db.get(Session, session_id) if session_id.isprintable() else None
     if record is None:
         return error_response(NotFound("No such session."))
     return render_template(
@@ -152,8 +152,8 @@ def session_record(session_id: str) -> ResponseReturnValue:
 @admin_only(changes_state=False)
 def entry_history(entry_id: int) -> ResponseReturnValue:
     """One entry's page: every version with a diff, its audit trail, hits and session."""
-    db = current_memory().db
-    entry = db.session.get(Guidance, entry_id)
+    db = current_memory().db.session()
+    entry = db.get(Guidance, entry_id)
     if entry is None:
         return error_response(NotFound("No such entry."))
     events = guidance.events(db, entry_id)
@@ -165,7 +165,7 @@ def entry_history(entry_id: int) -> ResponseReturnValue:
         describe=history.describe,
         action_labels=history.ACTION_LABELS,
         status_words=history.STATUS_WORDS,
-        source=db.session.get(Session, entry.session_id) if entry.session_id else None,
+        source=db.get(Session, entry.session_id) if entry.session_id else None,
         **helpers(),
     )
 
@@ -174,8 +174,8 @@ def entry_history(entry_id: int) -> ResponseReturnValue:
 @admin_only(changes_state=False)
 def hits(entry_id: int) -> ResponseReturnValue:
     """The calls this guardrail refused, newest first."""
-    db = current_memory().db
-    entry = db.session.get(Guidance, entry_id)
+    db = current_memory().db.session()
+    entry = db.get(Guidance, entry_id)
     if entry is None:
         return error_response(NotFound("No such entry."))
     return render_template(

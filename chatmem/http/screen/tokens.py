@@ -24,7 +24,7 @@ from .view import helpers, visible
 def revoke_token(token_id: int) -> ResponseReturnValue:
     """Revoke anyone's API token (audited as this curator's `token_revoke`)."""
     try:
-        token = tokens.revoke(current_memory().db, token_id, actor_id=actor_id())
+        token = tokens.revoke(current_memory().db.session(), token_id, actor_id=actor_id())
     except ChatmemError as error:
         return failed(error, "tokens")
     owner = helpers()["user_name"](token.user_id)

@@ -37,7 +37,7 @@ def export() -> ResponseReturnValue:
         )
     mem = current_memory()
     document = transfer.export_document(
-        mem.db, wanted, server_name=mem.server_name, name_of=helpers()["user_name"]
+        mem.db.session(), wanted, server_name=mem.server_name, name_of=helpers()["user_name"]
     )
     body = json.dumps(document, ensure_ascii=False, indent=2)
     name = f"chatmem-memory-{utcnow():%Y-%m-%d}.json"
@@ -63,7 +63,7 @@ def import_memory() -> ResponseReturnValue:
         mem = current_memory()
         snapshot = mem.snapshot()
         result = transfer.import_document(
-            mem.db,
+            mem.db.session(),
             transfer.parse(raw, max_bytes=transfer.UPLOAD_MAX_BYTES),
             actor_id=actor_id(),
             keep_status=inputs.form_boolean(request.form, "keep_status"),

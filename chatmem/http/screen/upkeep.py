@@ -45,7 +45,7 @@ def waiting_since(oldest: datetime | None, now: datetime | None = None) -> timed
 def upkeep() -> ResponseReturnValue:
     """What needs a curator's look beyond Pending, and what memory costs."""
     mem = current_memory()
-    db = mem.db
+    db = mem.db.session()
     days = mem.settings.unused_days
     unused_count, unused = staleness.unused(db, days, limit=SHOWN)
     too_new, never_used = staleness.too_new(db, days)
@@ -118,14 +118,14 @@ def _waiting() -> dict[str, Any]:
         return span(waiting_since(oldest)) if oldest else None
 
     def chatmem_review_pace() -> costs.Pace:
-        return costs.review_pace(current_memory().db)
+        return costs.review_pace(current_memory().db.session())
 
     def chatmem_block_reach(entry_id: int) -> int:
         """In the block of how many conversations in the last 7 days."""
-        return costs.conversations_with(current_memory().db, [entry_id]).get(entry_id, 0)
+        return costs.conversations_with(current_memory().db.session(), [entry_id]).get(entry_id, 0)
 
     def session_block(session_id: str) -> list[tuple[int, Any]]:
-        return costs.block_entries(current_memory().db, session_id)
+        return costs.block_entries(current_memory().db.session(), session_id)
 
     return {
         "chatmem_oldest_pending": chatmem_oldest_pending,

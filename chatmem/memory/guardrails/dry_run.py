@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import String, and_, cast, func, or_, select, true, tuple_
+from sqlalchemy.orm import Session as OrmSession
 
 from ..models import CALL_OUTCOMES, LedgerEntry, utcnow
 from .index import GuardrailIndex, Rule
@@ -58,7 +58,7 @@ class DryRun:
 
 
 def dry_run(
-    db: SQLAlchemy,
+    db: OrmSession,
     target: str,
     *,
     server_name: str,
@@ -93,13 +93,13 @@ def dry_run(
     if parsed.key == "tool":
         reads: list[Any] = [LedgerEntry.tool]
     else:
-        dialect = db.session.get_bind().dialect.name
+        dialect = db.get_bind().dialect.name
         reads = [column for key in ID_KEYS for column in _scalar(dialect, key)]
     groups = select(*reads, func.count().label("calls"), func.max(LedgerEntry.id).label("newest"))
     resolve = _remembered(resolve_post_type) if resolve_post_type else None
     matched = [
         group
-        for group in db.session.execute(groups.where(window).group_by(*reads))
+        for group in db.execute(groups.where(window).group_by(*reads))
         if _refuses(index, group.tool if parsed.key == "tool" else "", _id_inputs(group), resolve)
     ]
     # The newest `limit` calls all belong to the `limit` groups with the newest calls.
@@ -111,7 +111,7 @@ def dry_run(
             # a second pass over few rows only
             chosen = and_(_mentioning(newest), chosen)  # type: ignore[assignment]  # and_ returns a ColumnElement, stored where a BinaryExpression was
         query = select(LedgerEntry).where(window, chosen).order_by(LedgerEntry.id.desc())
-        calls = list(db.session.scalars(query.limit(limit)))
+        calls = list(db.scalars(query.limit(limit)))
     count = sum(group.calls for group in matched)
     return DryRun(target, days, count, calls, severity=severity)
 
@@ -125,7 +125,7 @@ class _LabelRun:
     so a thousand edits of one topic with a thousand titles are one group.
     """
 
-    db: SQLAlchemy
+    db: OrmSession
     index: GuardrailIndex
     since: datetime
     resolve_labels: LabelResolver
@@ -139,7 +139,7 @@ class _LabelRun:
         )
         matched = [
             group
-            for group in self.db.session.execute(groups.where(window).group_by(*reads))
+            for group in self.db.execute(groups.where(window).group_by(*reads))
             if _refuses(self.index, group.tool, self._arguments(group), None, self.resolve_labels)
         ]
         newest = sorted(matched, key=lambda group: group.newest, reverse=True)[:limit]
@@ -147,13 +147,13 @@ class _LabelRun:
         if newest:
             chosen = tuple_(*reads).in_([tuple(group[: len(reads)]) for group in newest])
             query = select(LedgerEntry).where(window, chosen).order_by(LedgerEntry.id.desc())
-            calls = list(self.db.session.scalars(query.limit(limit)))
+            calls = list(self.db.scalars(query.limit(limit)))
         return sum(group.calls for group in matched), calls
 
     def _reads(self) -> list[Any]:
         if self.label_reads is None:
             return [LedgerEntry.tool, cast(LedgerEntry.arguments, String).label("stored")]
-        dialect = self.db.session.get_bind().dialect.name
+        dialect = self.db.get_bind().dialect.name
         return [LedgerEntry.tool, *(c for key in self.label_reads for c in _scalar(dialect, key))]
 
     def _arguments(self, group: Any) -> dict[str, Any]:

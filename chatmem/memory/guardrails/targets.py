@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ...tool_names import tool_slug
+
 ID_KEYS = ("post_id", "id")
 _DIGITS = re.compile(r"[+]?\d+")
 
@@ -51,16 +53,6 @@ def canonical_label(label: Any) -> str | None:
         value = canonical_id(value) or ""
         text = f"{kind.strip()}:{value}" if kind.strip() and value else ""
     return text or None
-
-
-def tool_slug(name: str, server_name: str) -> str | None:
-    """A tool reference in either form as a lower-case slug; None if foreign."""
-    name = name.strip().lower()
-    if "/" in name:
-        prefix, _, name = name.rpartition("/")
-        if prefix != server_name.lower():
-            return None
-    return name or None
 
 
 def parse_target(target: str | None, server_name: str) -> Target:

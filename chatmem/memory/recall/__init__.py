@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import (
     ColumnElement,
     DateTime,
@@ -36,6 +35,7 @@ from sqlalchemy import (
     select,
     table,
 )
+from sqlalchemy.orm import Session as OrmSession
 
 from .. import reads
 from ..models import (
@@ -77,14 +77,14 @@ def _contains(col: Any, pattern: str) -> ColumnElement[bool]:
 
 
 def topic_filter(
-    db: SQLAlchemy, target: str, rowid: Any, columns: tuple[Any, ...], topic: str, *, scan: bool
+    db: OrmSession, target: str, rowid: Any, columns: tuple[Any, ...], topic: str, *, scan: bool
 ) -> ColumnElement[bool]:
     """The topic predicate for one table, narrowed by its FTS index when there is one."""
     pattern = like_pattern(topic)
     predicate = or_(*(_contains(c, pattern) for c in columns))
     if scan:
         return predicate
-    connection = db.session.connection()
+    connection = db.connection()
     fts = search.fts_table(connection.engine, connection, target, topic)
     if fts is None:
         return predicate
@@ -122,7 +122,7 @@ WINDOWS = (100, 1000)
 RARE = 1000
 
 
-def _rare_in_guidance(db: SQLAlchemy, topic: str) -> bool:
+def _rare_in_guidance(db: OrmSession, topic: str) -> bool:
     """Whether the trigram index finds this topic in fewer than RARE guidance entries (SQLite).
 
     Asking costs 0.1-1.5 ms: the probe stops at RARE candidates, but a
@@ -131,7 +131,7 @@ def _rare_in_guidance(db: SQLAlchemy, topic: str) -> bool:
     then). The candidates are a superset, so a topic counted rare is rare.
     On PostgreSQL (no FTS table) it answers False.
     """
-    connection = db.session.connection()
+    connection = db.connection()
     fts = search.fts_table(connection.engine, connection, "chatmem_guidance", topic)
     if fts is None:
         return False
@@ -157,7 +157,7 @@ def _after(key: Key) -> ColumnElement[bool]:
 
 
 def guidance(
-    db: SQLAlchemy,
+    db: OrmSession,
     *,
     type: str | None = None,
     topic: str | None = None,
@@ -184,7 +184,7 @@ def guidance(
         )
     paged = matching if after is None else matching.where(_after(after))
     # One more than the page: whether another page follows.
-    rows = list(db.session.execute(paged.order_by(*_RECALL_ORDER).limit(limit + 1)))
+    rows = list(db.execute(paged.order_by(*_RECALL_ORDER).limit(limit + 1)))
     more = len(rows) > limit
     if after is None and not more:
         total = len(rows)  # the first page holds them all: nothing left to count
@@ -193,7 +193,7 @@ def guidance(
         # SQLite keep every match, text and all, to sort them (84 ms for
         # 5,000 matches, against a few ms for this count and a top-N sort).
         count = select(func.count()).select_from(matching.subquery())
-        total = int(db.session.execute(count).scalar() or 0)
+        total = int(db.execute(count).scalar() or 0)
     next_cursor = following(rows[limit - 1], query_filters) if more else None
     return Page([guidance_record(r) for r in rows[:limit]], total, next_cursor)
 
@@ -271,7 +271,7 @@ _TOPIC_STATEMENTS = {own: _topic_statements(own) for own in (False, True)}
 
 
 def session_records(
-    db: SQLAlchemy,
+    db: OrmSession,
     *,
     topic: str | None = None,
     limit: int = 10,
@@ -303,7 +303,7 @@ def session_records(
         params["user_id"] = user_id
     if scan:
         return reads.rows(db, statements.scan, params)
-    connection = db.session.connection()
+    connection = db.connection()
     if connection.engine.dialect.name == "postgresql":
         indexed = statements.pg
     elif search.fts_table(connection.engine, connection, "chatmem_session", topic):
@@ -323,7 +323,7 @@ def session_records(
 
 
 def recall(
-    db: SQLAlchemy,
+    db: OrmSession,
     *,
     type: str | None = None,
     topic: str | None = None,

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session as OrmSession
 
 from ..models import Guidance
 from .recall_page import Ordered
@@ -108,14 +108,14 @@ def searchable(topic: str) -> bool:
     return SEPARATOR not in topic
 
 
-def for_cache(db: SQLAlchemy, approved: Ordered[dict[str, Any]]) -> TopicIndex | None:
+def for_cache(db: OrmSession, approved: Ordered[dict[str, Any]]) -> TopicIndex | None:
     """The index of this cache (the same object: one per revision), built on first use.
 
     None when the entries read now are not the cache's (guidance changed
     since it was built: the revision moved, and the next request rebuilds
     both); the caller then asks the database.
     """
-    engine = db.engine
+    engine = db.get_bind().engine  # one index per database, whatever the bind
     built = _BUILT.get(engine)
     if built is not None and built[0] is approved:
         return built[1]
@@ -123,7 +123,7 @@ def for_cache(db: SQLAlchemy, approved: Ordered[dict[str, Any]]) -> TopicIndex |
         built = _BUILT.get(engine)
         if built is not None and built[0] is approved:
             return built[1]
-        rows = db.session.execute(_ACTIVE_LOWERED)
+        rows = db.execute(_ACTIVE_LOWERED)
         # A NULL never matches LIKE; neither does "" hold a (non-empty) topic.
         lowered = {id: f"{title or ''}{SEPARATOR}{text or ''}" for id, title, text in rows}
         ids = [entry["id"] for entry in approved.items]

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import bindparam, select
+from sqlalchemy.orm import Session as OrmSession
 
 from .. import reads
 from ..guardrails.targets import parse_target
@@ -256,7 +256,7 @@ class ActiveIndex:
 
     @classmethod
     def load(
-        cls, db: SQLAlchemy, server_name: str, previous: ActiveIndex | None = None
+        cls, db: OrmSession, server_name: str, previous: ActiveIndex | None = None
     ) -> ActiveIndex:
         """The active guidance now; entries unchanged since `previous` are reused as they are.
 
@@ -282,7 +282,7 @@ class ActiveIndex:
             )
             if len(changed) <= REREAD:
                 query = query.where(Guidance.id.in_(changed))
-            texts = {row.id: row.text for row in db.session.execute(query)}
+            texts = {row.id: row.text for row in db.execute(query)}
         entries = []
         for row in rows:
             if row.id in texts:
@@ -392,7 +392,7 @@ _REJECTED_ONE = (
 )
 
 
-def _rejected(db: SQLAlchemy, keys: Iterable[str], exclude: Iterable[int] = ()) -> dict[str, int]:
+def _rejected(db: OrmSession, keys: Iterable[str], exclude: Iterable[int] = ()) -> dict[str, int]:
     """text_key -> the newest rejected entry with that key."""
     wanted = set(keys)
     if not wanted:
@@ -403,7 +403,7 @@ def _rejected(db: SQLAlchemy, keys: Iterable[str], exclude: Iterable[int] = ()) 
         .order_by(Guidance.id)
     )
     skip = set(exclude)
-    return {key: entry_id for key, entry_id in db.session.execute(query) if entry_id not in skip}
+    return {key: entry_id for key, entry_id in db.execute(query) if entry_id not in skip}
 
 
 def _check(
@@ -424,7 +424,7 @@ def check(fields: Mapping[str, Any], active: ActiveIndex) -> list[Flag]:
     return _check(fields, active)
 
 
-def _rejected_flags(db: SQLAlchemy, entry_ids: Iterable[int], name_of: NameOf) -> dict[int, Flag]:
+def _rejected_flags(db: OrmSession, entry_ids: Iterable[int], name_of: NameOf) -> dict[int, Flag]:
     """rejected_before flags, saying when, by whom and why each entry was rejected."""
     ids = set(entry_ids)
     events = rejections(db, ids)
@@ -448,7 +448,7 @@ def _anyone(actor_id: str | None) -> str:
 
 
 def screen(
-    db: SQLAlchemy,
+    db: OrmSession,
     fields: Mapping[str, Any],
     active: ActiveIndex,
     *,
@@ -470,7 +470,7 @@ def screen(
 
 
 def screen_entries(
-    db: SQLAlchemy, entries: Iterable[Guidance], active: ActiveIndex, name_of: NameOf = _anyone
+    db: OrmSession, entries: Iterable[Guidance], active: ActiveIndex, name_of: NameOf = _anyone
 ) -> dict[int, list[Flag]]:
     """Flags for stored proposals (a page of the pending tab), with two history queries."""
     entries = list(entries)

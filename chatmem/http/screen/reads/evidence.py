@@ -18,8 +18,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import ColumnElement, column, func, literal_column, or_, select, table
+from sqlalchemy.orm import Session as OrmSession
 
 from ....memory.guidance import fold
 from ....memory.models import Guidance, LedgerEntry
@@ -81,14 +81,14 @@ def probe_words(text: str, limit: int = PROBE_WORDS) -> list[str]:
     return sorted(words, key=lambda w: (-len(w), w))[:limit]
 
 
-def _holding_any(db: SQLAlchemy, words: list[str]) -> ColumnElement[bool]:
+def _holding_any(db: OrmSession, words: list[str]) -> ColumnElement[bool]:
     """Entries whose title or text holds one of `words`, or a few more (the score decides).
 
     SQLite: one FTS5 trigram query of the words OR'ed; PostgreSQL (or SQLite
     without FTS5 trigram): the substring predicates, which pg_trgm's GIN
     indexes serve as one bitmap OR.
     """
-    connection = db.session.connection()
+    connection = db.connection()
     fts = search.fts_table(connection.engine, connection, "chatmem_guidance", min(words, key=len))
     if fts is not None:
         query = " OR ".join(search.match_phrase(word) for word in words)
@@ -113,7 +113,7 @@ def _same_target(a: str | None, b: str | None) -> bool:
 
 
 def similar(
-    db: SQLAlchemy,
+    db: OrmSession,
     entry: Guidance,
     *,
     limit: int = SIMILAR_SHOWN,
@@ -143,7 +143,7 @@ def similar(
     )
     mine = trigrams(_subject(entry))
     found = []
-    for other in db.session.scalars(query):
+    for other in db.scalars(query):
         if other.id not in grams:
             grams[other.id] = trigrams(_subject(other))
         theirs = grams[other.id]
@@ -156,20 +156,20 @@ def similar(
 
 
 def session_lines(
-    db: SQLAlchemy, session_id: str | None, *, limit: int = LEDGER_SHOWN
+    db: OrmSession, session_id: str | None, *, limit: int = LEDGER_SHOWN
 ) -> tuple[list[LedgerEntry], int]:
     """A session's newest `limit` ledger lines (oldest first) and how many it has."""
     if not session_id:
         return [], 0
     mine = LedgerEntry.session_id == session_id
-    total = db.session.scalar(select(func.count()).select_from(LedgerEntry).where(mine))
-    newest = db.session.scalars(
+    total = db.scalar(select(func.count()).select_from(LedgerEntry).where(mine))
+    newest = db.scalars(
         select(LedgerEntry).where(mine).order_by(LedgerEntry.id.desc()).limit(limit)
     )
     return list(reversed(list(newest))), int(total or 0)
 
 
-def for_entries(db: SQLAlchemy, entries: Iterable[Guidance]) -> dict[int, Evidence]:
+def for_entries(db: OrmSession, entries: Iterable[Guidance]) -> dict[int, Evidence]:
     """The evidence panel of each proposal on a page (a session's lines read once)."""
     lines: dict[str, tuple[list[LedgerEntry], int]] = {}
     seen: dict[int, frozenset[str]] = {}

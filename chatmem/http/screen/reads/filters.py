@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import ColumnElement, and_, func, not_, or_, select
+from sqlalchemy.orm import Session as OrmSession
 
 from ....errors import InvalidParams
 from ....memory.guidance import SCOPE_MAX
@@ -100,7 +100,7 @@ def _target_kind(kind: str) -> ColumnElement[bool]:
     )
 
 
-def conditions(db: SQLAlchemy, tab: str, filters: Filters) -> list[ColumnElement[bool]]:
+def conditions(db: OrmSession, tab: str, filters: Filters) -> list[ColumnElement[bool]]:
     found: list[ColumnElement[bool]] = [Guidance.status == _TAB_STATUS[tab]]
     if filters.q:
         columns = (Guidance.title, Guidance.text)
@@ -132,10 +132,10 @@ def _order(tab: str, sort: str) -> tuple[Any, ...]:
     return newest
 
 
-def page(db: SQLAlchemy, tab: str, filters: Filters, number: Any) -> Page:
+def page(db: OrmSession, tab: str, filters: Filters, number: Any) -> Page:
     """One page of a guidance tab with these filters; `total` counts the matches."""
     where = conditions(db, tab, filters)
-    total = int(db.session.scalar(select(func.count()).select_from(Guidance).where(*where)) or 0)
+    total = int(db.scalar(select(func.count()).select_from(Guidance).where(*where)) or 0)
     current = clamp_page(number, total)
     query = (
         select(Guidance)
@@ -144,10 +144,10 @@ def page(db: SQLAlchemy, tab: str, filters: Filters, number: Any) -> Page:
         .limit(PER_PAGE)
         .offset((current - 1) * PER_PAGE)
     )
-    return Page(list(db.session.scalars(query)), current, total)
+    return Page(list(db.scalars(query)), current, total)
 
 
-def scopes(db: SQLAlchemy) -> list[str]:
+def scopes(db: OrmSession) -> list[str]:
     """The scopes in use, for the filter's suggestions (bounded)."""
     query = (
         select(Guidance.scope)
@@ -156,4 +156,4 @@ def scopes(db: SQLAlchemy) -> list[str]:
         .order_by(Guidance.scope)
         .limit(SCOPES_SHOWN)
     )
-    return [s for s in db.session.scalars(query) if s]
+    return [s for s in db.scalars(query) if s]

@@ -51,7 +51,7 @@ from chatmem.inputs import form_boolean, parse_json
 from chatmem.memory.models import ApiToken
 from chatmem.permissions import user_id_of
 
-from . import chat, notices, sessions
+from . import chat, conversations, held_calls, notices, sessions
 from .connect import mcp_configs
 from .extensions import csrf, db, limiter, login_manager, memory
 from .models import Conversation, User
@@ -249,7 +249,7 @@ def chat_page(conversation_id: int | None = None) -> Any:
     data: dict[str, Any] = {"conversation": None, "messages": []}
     if conversation is not None:
         data["conversation"] = conversation.to_dict()
-        data["messages"] = [m.to_dict() for m in chat.messages_of(conversation)]
+        data["messages"] = [m.to_dict() for m in conversations.messages_of(conversation)]
         if not memory.can(current_user, "manage_options"):
             data["conversation"].pop("system_context")
     return render_template(
@@ -395,7 +395,7 @@ def api_list() -> Any:
 @bp.post(API + "conversations")
 @api_login
 def api_create() -> Any:
-    conversation = chat.start_conversation(_caller())
+    conversation = conversations.start_conversation(_caller())
     return jsonify(conversation.to_dict()), 201
 
 
@@ -404,7 +404,7 @@ def api_create() -> Any:
 def api_show(conversation_id: int) -> Any:
     conversation = _own(conversation_id)
     body = conversation.to_dict()
-    body["messages"] = [m.to_dict() for m in chat.messages_of(conversation)]
+    body["messages"] = [m.to_dict() for m in conversations.messages_of(conversation)]
     return jsonify(body)
 
 
@@ -433,7 +433,7 @@ def api_message(conversation_id: int) -> Any:
 def api_held_state(conversation_id: int, message_id: int) -> Any:
     """Where a held call stands: the "Waiting for approval" card asks."""
     conversation = _own(conversation_id)
-    return jsonify(chat.approval_state(conversation, _caller(), message_id))
+    return jsonify(held_calls.approval_state(conversation, _caller(), message_id))
 
 
 @bp.post(
@@ -443,7 +443,7 @@ def api_held_state(conversation_id: int, message_id: int) -> Any:
 def api_run_now(conversation_id: int, message_id: int) -> Any:
     """Run now: the allowed call, through the same dispatch path."""
     conversation = _own(conversation_id)
-    added = chat.run_now(conversation, _caller(), message_id, read_only=g.api_read_only)
+    added = held_calls.run_now(conversation, _caller(), message_id, read_only=g.api_read_only)
     return jsonify({"messages": [m.to_dict() for m in added]}), 201
 
 
@@ -451,7 +451,7 @@ def api_run_now(conversation_id: int, message_id: int) -> Any:
 @api_login
 def api_close(conversation_id: int) -> Any:
     conversation = _own(conversation_id)
-    record = chat.close_conversation(conversation)
+    record = conversations.close_conversation(conversation)
     body = conversation.to_dict()
     body["digest"] = record.digest if record is not None else None
     body["changes"] = record.change_count if record is not None else 0

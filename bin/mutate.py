@@ -127,8 +127,10 @@ TARGETS = {
     "redaction": Target("chatmem/text/redaction.py", REDACTION_TESTS),
     "secret_shapes": Target("chatmem/text/secret_shapes.py", REDACTION_TESTS),
     "secret_keys": Target("chatmem/text/secret_keys.py", REDACTION_TESTS),
-    # Token authentication: hashing, expiry, binding to the user, revocation, the cache.
+    # API tokens: making (the per-user cap), listing, expiry, revocation.
     "tokens": Target("chatmem/auth/tokens.py", TOKEN_TESTS),
+    # The token check: hashing, expiry, binding to the user, the cache.
+    "token_check": Target("chatmem/auth/token_check.py", TOKEN_TESTS),
     # What the MCP endpoint and the REST routes share: the bearer check, body and session key.
     "bearer": Target(
         "chatmem/http/bearer.py", ("tests/test_rest_api.py", "tests/test_token_auth.py")
@@ -267,10 +269,10 @@ HAND_MADE = [
     HandMutant("redaction", "_PROSE_WORD_MAX = 20", "_PROSE_WORD_MAX = 21"),
     HandMutant("redaction", "_MAX_DEPTH = 6", "_MAX_DEPTH = 5"),
     HandMutant("redaction", "_MAX_ITEMS = 50", "_MAX_ITEMS = 51"),
-    HandMutant("tokens", 'TOKEN_PREFIX = "cm_"', 'TOKEN_PREFIX = "cm"'),
+    HandMutant("token_check", 'TOKEN_PREFIX = "cm_"', 'TOKEN_PREFIX = "cm"'),
     HandMutant("tokens", "NAME_MAX = 100", "NAME_MAX = 101"),
-    HandMutant("tokens", "_TOUCH_EVERY = timedelta(minutes=1)", "_TOUCH_EVERY = timedelta(0)"),
-    HandMutant("tokens", "KNOWN_MAX = 10_000", "KNOWN_MAX = 0"),
+    HandMutant("token_check", "_TOUCH_EVERY = timedelta(minutes=1)", "_TOUCH_EVERY = timedelta(0)"),
+    HandMutant("token_check", "KNOWN_MAX = 10_000", "KNOWN_MAX = 0"),
     HandMutant("bearer", "SESSION_KEY_MAX = 200", "SESSION_KEY_MAX = 201"),
 ]
 

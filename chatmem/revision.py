@@ -40,7 +40,7 @@ class Derived:
     guardrails: GuardrailIndex = field(default_factory=GuardrailIndex)
     # What a topic-less `recall` pages through as guidance, in recall's order.
     approved: Ordered[dict[str, Any]] = field(default_factory=lambda: Ordered((), ()))
-    # API tokens seen valid at this revision (token hash -> KnownToken); see tokens.py.
+    # API tokens seen valid at this revision (token hash -> KnownToken); see auth/token_check.py.
     tokens: dict[str, Any] = field(default_factory=dict)
     # Active guidance indexed for screening proposals; built on first use.
     screening: _screening.ActiveIndex | None = None

@@ -28,7 +28,7 @@ from sqlalchemy import MetaData, select
 from werkzeug.datastructures import MultiDict
 
 from chatmem import ApprovalRequired, ChatmemError
-from chatmem.auth import tokens
+from chatmem.auth import token_check, tokens
 from chatmem.http.screen.actions import ACTIONS
 from chatmem.memory import guidance
 from chatmem.memory.held import DECISIONS
@@ -70,7 +70,7 @@ def _install_token_login(app: Flask, memory: Any) -> None:
     @app.login_manager.request_loader  # type: ignore[attr-defined]
     def token_login(request: Request) -> Any:
         try:
-            return tokens.authenticate(memory, request.headers.get("Authorization")).user
+            return token_check.authenticate(memory, request.headers.get("Authorization")).user
         except ChatmemError:
             return None
 

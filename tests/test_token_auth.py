@@ -1,4 +1,4 @@
-"""The token check (chatmem/auth/tokens.py) at its edges, as a REST client and an operator see it.
+"""The token check (auth/token_check.py) at its edges, as a REST client and an operator see it.
 
 What is stored (a hash that never equals the token, stable across releases),
 the name rules, the exact refusals, the once-a-minute `last used` write on a
@@ -19,7 +19,7 @@ import pytest
 from flask import Flask
 from sqlalchemy import event, func, select
 
-from chatmem.auth import tokens
+from chatmem.auth import token_check, tokens
 from chatmem.errors import InvalidParams, NotFound, Unauthorized
 from chatmem.memory.models import ApiToken
 from tests.hostapp import USERS, User, reconfigure
@@ -50,13 +50,13 @@ def fresh(memory: Any, column: Any, token_id: int) -> Any:
 def test_the_stored_hashes_are_those_of_earlier_releases() -> None:
     """A database from an earlier release keeps its tokens working: the hashes are fixed."""
     plain = "cm_" + "A" * 43
-    assert tokens.hash_token(plain) == (
+    assert token_check.hash_token(plain) == (
         "aacb3267ef9e7497508b3dbe8444519c1cf1175656b3bdb82aa59115ac94074b"
     )
-    assert tokens.hash_fingerprint("editor") == (
+    assert token_check.hash_fingerprint("editor") == (
         "37a3719f1f2a757b5ea494b0c577b41a495b07616bf08064783e7336347ba704"
     )
-    assert tokens.hash_fingerprint("editor") != tokens.hash_token("editor")
+    assert token_check.hash_fingerprint("editor") != token_check.hash_token("editor")
 
 
 def test_a_new_token_its_row_and_its_defaults(memory: Any) -> None:
@@ -64,7 +64,7 @@ def test_a_new_token_its_row_and_its_defaults(memory: Any) -> None:
     assert re.fullmatch(r"cm_[A-Za-z0-9_-]{43}", plain)
     assert row.name == "default" and row.read_only is False and row.expires_at is None
     assert row.prefix == plain[:10] and len(row.prefix) == 10
-    assert row.token_hash == tokens.hash_token(plain) != plain
+    assert row.token_hash == token_check.hash_token(plain) != plain
     stored = [str(v) for v in memory.db.session.execute(select(ApiToken.__table__)).one()]
     assert not any(plain[3:13] in value for value in stored)
 
@@ -114,7 +114,7 @@ def test_the_header_must_be_a_bearer_cm_token(app: Flask, make_token: Any) -> No
 def test_unknown_revoked_and_orphaned_tokens_get_one_answer(
     app: Flask, make_token: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    not_valid = {"code": "unauthorized", "message": tokens.NOT_VALID}
+    not_valid = {"code": "unauthorized", "message": token_check.NOT_VALID}
     assert refusal(app, "Bearer cm_" + "x" * 43) == not_valid
     revoked, orphaned = make_token("admin"), make_token("editor")
     with app.app_context():
@@ -134,18 +134,21 @@ def test_a_deactivated_user_is_refused(
     plain = make_token("editor")
     assert get(app, f"Bearer {plain}").status_code == 200
     monkeypatch.setattr(USERS["editor"], "is_active", False)
-    assert refusal(app, f"Bearer {plain}") == {"code": "unauthorized", "message": tokens.NOT_VALID}
+    assert refusal(app, f"Bearer {plain}") == {
+        "code": "unauthorized",
+        "message": token_check.NOT_VALID,
+    }
 
 
 def test_a_host_checks_a_token_from_python(memory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`tokens.authenticate(memory, header)` for a host's own API."""
+    """`token_check.authenticate(memory, header)` for a host's own API."""
     row, plain = tokens.issue(memory, USERS["editor"], name="host", read_only=True)
-    who = tokens.authenticate(memory, f"Bearer {plain}")
+    who = token_check.authenticate(memory, f"Bearer {plain}")
     assert (who.user.username, who.token_id, who.read_only) == ("editor", row.id, True)
     monkeypatch.setattr(USERS["editor"], "is_active", False)
     with pytest.raises(Unauthorized) as refused:
-        tokens.authenticate(memory, f"Bearer {plain}")
-    assert refused.value.message == tokens.NOT_VALID
+        token_check.authenticate(memory, f"Bearer {plain}")
+    assert refused.value.message == token_check.NOT_VALID
 
 
 class PlainUser:
@@ -171,7 +174,7 @@ def test_a_failing_fingerprint_hook_is_logged_for_the_operator(
     def broken(user: Any) -> str:
         raise RuntimeError("directory down")
 
-    assert refusal(app, f"Bearer {plain}")["message"] == tokens.NOT_VALID
+    assert refusal(app, f"Bearer {plain}")["message"] == token_check.NOT_VALID
     [logged] = [r for r in caplog.records if r.name == "chatmem"]
     assert logged.getMessage() == "user_fingerprint failed; refusing the API token"
     assert logged.exc_info is not None and "directory down" in str(logged.exc_info[1])
@@ -185,7 +188,7 @@ def test_last_used_is_written_at_most_once_a_minute(
 ) -> None:
     start = datetime(2026, 3, 1, 12, 0, 0)
     clock = {"now": start}
-    monkeypatch.setattr(tokens, "utcnow", lambda: clock["now"])
+    monkeypatch.setattr(token_check, "utcnow", lambda: clock["now"])
     row, plain = tokens.issue(memory, USERS["editor"], name="clocked")
     token_id = row.id
     assert fresh(memory, ApiToken.last_used_at, token_id) is None
@@ -215,7 +218,9 @@ def test_binding_one_old_token_leaves_the_others_to_their_own_users(
     assert get(app, f"Bearer {editor_plain}").status_code == 200
     assert fresh(memory, ApiToken.user_fingerprint, admin_id) is None
     assert get(app, f"Bearer {admin_plain}").status_code == 200
-    assert fresh(memory, ApiToken.user_fingerprint, admin_id) == tokens.hash_fingerprint("admin")
+    assert fresh(memory, ApiToken.user_fingerprint, admin_id) == token_check.hash_fingerprint(
+        "admin"
+    )
 
 
 def test_a_token_bound_by_another_worker_is_not_bound_again(
@@ -235,11 +240,15 @@ def test_a_token_bound_by_another_worker_is_not_bound_again(
 
     assert get(app, f"Bearer {plain}").status_code == 401
     assert get(second_worker, f"Bearer {plain}").status_code == 200
-    assert fresh(memory, ApiToken.user_fingerprint, token_id) == tokens.hash_fingerprint("editor")
+    assert fresh(memory, ApiToken.user_fingerprint, token_id) == token_check.hash_fingerprint(
+        "editor"
+    )
     failing["on"] = False
     monkeypatch.setitem(USERS, "editor", User(2, "mallory", {"edit_posts"}))
-    assert refusal(app, f"Bearer {plain}")["message"] == tokens.NOT_VALID
-    assert fresh(memory, ApiToken.user_fingerprint, token_id) == tokens.hash_fingerprint("editor")
+    assert refusal(app, f"Bearer {plain}")["message"] == token_check.NOT_VALID
+    assert fresh(memory, ApiToken.user_fingerprint, token_id) == token_check.hash_fingerprint(
+        "editor"
+    )
 
 
 # -- the per-worker cache -------------------------------------------------------------

@@ -18,7 +18,7 @@ from flask import Flask
 from sqlalchemy import delete, select, update
 
 from chatmem import Forbidden
-from chatmem.auth import tokens
+from chatmem.auth import token_check, tokens
 from chatmem.memory.models import ApiToken, LedgerEntry, utcnow
 from tests.conftest import PG_URL
 from tests.demo_client import DemoClient, tool_results
@@ -115,7 +115,7 @@ def test_a_deleted_users_token_does_not_pass_to_the_next_user_with_its_id(
     refused = demo_channels(demo_app, old_token)
     assert set(refused.values()) == {401}, refused
     body = demo_app.test_client().get(TOOLS, headers=auth(old_token)).get_json()
-    assert body["error"]["message"] == tokens.NOT_VALID
+    assert body["error"]["message"] == token_check.NOT_VALID
     assert demo_db.session.scalar(select(ApiToken.last_used_at).where(ApiToken.id == _row.id)) == (
         before
     )
@@ -157,7 +157,7 @@ def test_a_token_made_before_binding_is_bound_at_its_first_use(
     stored = memory.db.session.scalar(
         select(ApiToken.user_fingerprint).where(ApiToken.id == token_id)
     )
-    assert stored == tokens.hash_fingerprint("editor")
+    assert stored == token_check.hash_fingerprint("editor")
     monkeypatch.setitem(USERS, "editor", User(2, "mallory", {"edit_posts"}))
     assert set(channels(app, plain).values()) == {401}
 
@@ -192,12 +192,12 @@ def test_an_expiring_token_works_until_its_expiry_even_while_cached(
     assert f"expires {expires_at:%Y-%m-%d %H:%M} UTC" in created.stderr
     assert set(channels(app, plain).values()) == {200}  # cached from here on
 
-    monkeypatch.setattr(tokens, "utcnow", lambda: expires_at - timedelta(microseconds=1))
+    monkeypatch.setattr(token_check, "utcnow", lambda: expires_at - timedelta(microseconds=1))
     assert set(channels(app, plain).values()) == {200}
-    monkeypatch.setattr(tokens, "utcnow", lambda: expires_at)
+    monkeypatch.setattr(token_check, "utcnow", lambda: expires_at)
     refused = app.test_client().post(MCP, json=rpc("ping"), headers=auth(plain))
     assert refused.status_code == 401
-    assert refused.get_json()["error"]["message"] == tokens.NOT_VALID
+    assert refused.get_json()["error"]["message"] == token_check.NOT_VALID
     assert set(channels(app, plain).values()) == {401}
 
 
@@ -210,7 +210,7 @@ def test_an_expired_token_is_refused_on_the_chat_api(
     row, plain = tokens.issue(memory, user, name="agent", expires_in=timedelta(days=1))
     assert demo_app.test_client().get(CHAT, headers=auth(plain)).status_code == 200
     later = row.expires_at + timedelta(seconds=1)
-    monkeypatch.setattr(tokens, "utcnow", lambda: later)
+    monkeypatch.setattr(token_check, "utcnow", lambda: later)
     assert set(demo_channels(demo_app, plain).values()) == {401}
 
 
@@ -428,7 +428,7 @@ def test_the_token_row_keeps_no_fingerprint_in_clear(ctx: Flask, memory: Any) ->
         [[str(v) for v in r] for r in memory.db.session.execute(select(ApiToken.__table__))]
     )
     assert "editor" not in dumped
-    assert tokens.hash_fingerprint("editor") in dumped
+    assert token_check.hash_fingerprint("editor") in dumped
 
 
 # -- migration 0003: tokens made before it ----------------------------------------------
@@ -451,7 +451,7 @@ def at_0002(database_url: str) -> Iterator[Flask]:
         with db.engine.begin() as connection:
             connection.exec_driver_sql(
                 "INSERT INTO chatmem_token (user_id, name, token_hash, prefix, created_at) "
-                f"VALUES ('2', 'old', '{tokens.hash_token(OLD_TOKEN)}', 'cm_old', "
+                f"VALUES ('2', 'old', '{token_check.hash_token(OLD_TOKEN)}', 'cm_old', "
                 "'2026-01-02 03:04:05')"
             )
     yield app
@@ -485,7 +485,7 @@ def test_a_token_from_before_0003_works_and_is_bound_at_first_use(
         bound = at_0002.extensions["test_host"]["db"].session.scalar(
             select(ApiToken.user_fingerprint)
         )
-    assert bound == tokens.hash_fingerprint("editor")
+    assert bound == token_check.hash_fingerprint("editor")
     monkeypatch.setitem(USERS, "editor", User(2, "mallory", {"edit_posts"}))
     assert set(channels(at_0002, OLD_TOKEN).values()) == {401}
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import ratelimit
-from .tokens import Bearer, authenticate
+from .token_check import Bearer, authenticate
 
 if TYPE_CHECKING:
     from ..core import MemoryCore

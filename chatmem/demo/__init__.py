@@ -100,7 +100,7 @@ def create_app(
     # The sign-in throttle counts where chatmem's budgets do (one Redis for many workers).
     app.config.setdefault("RATELIMIT_STORAGE_URI", app.config["CHATMEM_RATELIMIT_STORAGE_URI"])
     app.config.setdefault("RATELIMIT_KEY_PREFIX", app.config["CHATMEM_RATELIMIT_KEY_PREFIX"])
-    # The store's own errors (redis, memcached) as limits' StorageError: see views.throttle_down.
+    # The store's errors (redis, memcached) as limits' StorageError: views.errors.throttle_down.
     app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", {"wrap_exceptions": True})
     limiter.init_app(app)
 

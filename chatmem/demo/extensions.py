@@ -35,7 +35,7 @@ db = SQLAlchemy(model_class=Base)
 memory = ChatMemory(db=db)
 login_manager = LoginManager()
 csrf = CSRFProtect()
-# Sign-in throttling (see views.login). Its store is chatmem's
+# Sign-in throttling (see views.signin.login). Its store is chatmem's
 # (`create_app` copies CHATMEM_RATELIMIT_STORAGE_URI into Flask-Limiter's
 # RATELIMIT_STORAGE_URI): memory for one process, one Redis for several
 # workers or hosts, so a password guesser cannot spread tries over them. No

@@ -2,7 +2,7 @@
 
 Flask's session is a signed cookie: on its own it is valid for as long as the
 secret key, whatever happens on the server. Two things are checked on every
-request, as an API token's are (`chatmem.auth.tokens`):
+request, as an API token's are (`chatmem.auth.token_check`):
 
 - the cookie carries a *binding*, a hash of the user's id, the host's
   `user_fingerprint` for them (the demo's: their creation time) and their

@@ -51,7 +51,7 @@ def load_user(user_id: str) -> User | None:
 
 # No `request_loader`: an API token is never a login to this app's pages (it
 # would open the Memory screen to an agent). The chat API authenticates a
-# token itself, on its own routes (`views.api_login`).
+# token itself, on its own routes (`views.chat_api.api_login`).
 
 
 @memory.user_loader

@@ -13,7 +13,7 @@ from flask.sansio.app import App
 
 from .. import inputs
 from ..auth.admission import admit
-from ..auth.tokens import Bearer
+from ..auth.token_check import Bearer
 from ..core import current_memory
 from ..errors import InvalidParams, PayloadTooLarge
 

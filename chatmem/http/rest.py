@@ -12,7 +12,7 @@ from flask import Blueprint, Response, jsonify, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from .. import inputs
-from ..auth.tokens import Bearer
+from ..auth.token_check import Bearer
 from ..core import current_memory
 from ..errors import ChatmemError, InvalidParams
 from ..tools import Tool

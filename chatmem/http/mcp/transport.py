@@ -22,7 +22,7 @@ from typing import Any
 from flask import Blueprint, Response, request
 
 from ... import inputs
-from ...auth.tokens import Bearer
+from ...auth.token_check import Bearer
 from ...core import current_memory
 from ...errors import ChatmemError
 from ...inputs import NotJson

@@ -180,7 +180,7 @@ def test_host_sources_that_let_any_site_in_are_reported(url: str) -> None:
     ],
 )
 def test_which_host_sources_are_too_broad(source: str, directive: str, why: str | None) -> None:
-    from chatmem.doctor import broad_source
+    from chatmem.cli.checks import broad_source
 
     assert broad_source(source, directive) == why
 

@@ -13,10 +13,10 @@ from typing import IO
 import click
 from flask.cli import with_appcontext
 
-from .cli_guidance import STATUSES, cli_actor
-from .core import current_memory
-from .errors import ChatmemError
-from .memory import transfer
+from ..core import current_memory
+from ..errors import ChatmemError
+from ..memory import transfer
+from .guidance import STATUSES, cli_actor
 
 
 @click.command("export")

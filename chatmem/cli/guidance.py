@@ -17,11 +17,11 @@ from datetime import datetime
 import click
 from flask.cli import AppGroup
 
-from . import text as text_rules
-from .core import current_memory
-from .errors import ChatmemError
-from .memory import guidance, listing
-from .memory.models import Guidance
+from .. import text as text_rules
+from ..core import current_memory
+from ..errors import ChatmemError
+from ..memory import guidance, listing
+from ..memory.models import Guidance
 
 STATUSES = ("pending", "publish", "rejected", "trash")
 

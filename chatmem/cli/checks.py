@@ -56,7 +56,7 @@ def check(app: Flask, memory: Any, *, workers: int) -> list[Finding]:
 
 
 def _tables(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
-    from . import migrate
+    from .. import migrate
 
     engine = memory.db.engine
     try:
@@ -90,7 +90,7 @@ def _tables(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
 
 
 def _host_revisions(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
-    from .host_revisions import pending_drops
+    from ..host_revisions import pending_drops
 
     try:
         drops = pending_drops(app, memory.db.engine)
@@ -108,7 +108,7 @@ def _host_revisions(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
 
 
 def _hooks(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
-    from .permissions import _listed_capabilities
+    from ..permissions import _listed_capabilities
 
     permissions = memory.permissions
     if permissions.capability_checker is _listed_capabilities:
@@ -155,8 +155,8 @@ def _secret_key(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
 
 
 def _rate_limits(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
-    from .auth.ratelimit import EXTENSION_KEY
-    from .settings import shown
+    from ..auth.ratelimit import EXTENSION_KEY
+    from ..settings import shown
 
     uri = memory.settings.rate.storage_uri
     if not uri.startswith("memory://"):
@@ -265,7 +265,7 @@ def broad_source(source: str, directive: str) -> str | None:
 
 
 def _broad_host_sources(memory: Any) -> Iterator[Finding]:
-    from .csp import EXTRA_SOURCES
+    from ..csp import EXTRA_SOURCES
 
     sources = memory.settings.screen.host_sources
     for key, directive in EXTRA_SOURCES:
@@ -285,8 +285,8 @@ def _broad_host_sources(memory: Any) -> Iterator[Finding]:
 
 
 def _provider(app: Flask, memory: Any, workers: int) -> Iterator[Finding]:
-    from .providers import provider_from_config
-    from .providers.base import ProviderError
+    from ..providers import provider_from_config
+    from ..providers.base import ProviderError
 
     settings = memory.settings.provider  # what the summary jobs build their provider from
     name = settings.name

@@ -9,12 +9,12 @@ from typing import Any
 import click
 from flask.cli import AppGroup
 
-from .auth import tokens
-from .cli_guidance import guidance_cli
-from .cli_transfer import export, import_
-from .core import current_memory
-from .errors import ChatmemError, NotFound
-from .memory.models import utcnow
+from ..auth import tokens
+from ..core import current_memory
+from ..errors import ChatmemError, NotFound
+from ..memory.models import utcnow
+from .guidance import guidance_cli
+from .transfer import export, import_
 
 chatmem_cli = AppGroup("chatmem", help="chatmem project memory.")
 chatmem_cli.add_command(guidance_cli)
@@ -89,7 +89,7 @@ def token_create(username: str, name: str, expires_days: int | None, read_only: 
 @click.argument("username", required=False)
 def token_list(username: str | None) -> None:
     """List API tokens (all, or USERNAME's): never the tokens themselves."""
-    from .permissions import user_id_of, user_name_of
+    from ..permissions import user_id_of, user_name_of
 
     memory = current_memory()
     user_id = user_id_of(_user(memory, username)) if username is not None else None
@@ -120,7 +120,7 @@ def token_revoke(token_id: int | None, username: str | None) -> None:
     """Revoke token TOKEN_ID, or all of a user's: they stop working at once, on every worker."""
     memory = current_memory()
     if username is not None and token_id is None:
-        from .permissions import user_id_of
+        from ..permissions import user_id_of
 
         count = tokens.revoke_user(memory.db.session(), user_id_of(_user(memory, username)))
         click.echo(f"Revoked {count} token{'s' if count != 1 else ''} of {username}.")
@@ -202,7 +202,7 @@ def _host_upgrade() -> None:
     """
     from flask import current_app
 
-    from .host_revisions import pending_drops
+    from ..host_revisions import pending_drops
 
     drops = pending_drops(current_app, current_memory().db.engine)
     if drops:
@@ -238,7 +238,7 @@ def doctor(workers: int | None) -> None:
     """Check the database, hooks, secret key, rate limits, CSP and provider; exit 1 on a problem."""
     from flask import current_app
 
-    from . import doctor as checks
+    from . import checks
 
     memory = current_memory()
     count = workers or checks.workers_from_environ()
@@ -255,6 +255,6 @@ def doctor(workers: int | None) -> None:
 
 def _migrate() -> ModuleType:
     """chatmem.migrate, imported when a command needs it (Alembic is slow to import)."""
-    from . import migrate
+    from .. import migrate
 
     return migrate

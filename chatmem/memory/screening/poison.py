@@ -26,7 +26,7 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from . import phrasebook
+from . import cjk, phrasebook
 from .folding import ONE_WORD, views
 from .phrasing import compile_words
 
@@ -336,7 +336,7 @@ _FOREIGN = {
     "hijack": compile_words(phrasebook.HIJACK),
     "authority": compile_words(phrasebook.AUTHORITY),
 }
-_CJK = {code: re.compile("|".join(p)) for code, p in phrasebook.CJK.items()}
+_CJK = {code: re.compile("|".join(p)) for code, p in cjk.PATTERNS.items()}
 _REFUSED = compile_words(["refused", "refusal", "blocked", "rejected", *phrasebook.REFUSED])
 _RETRY = compile_words(
     [

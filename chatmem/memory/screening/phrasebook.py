@@ -1,4 +1,4 @@
-"""Phrases of an injection in many languages: data only, read by the wording checks (`poison`).
+"""Phrases of an injection in many languages: data only, read by `poison` and `proximity`.
 
 Each list holds phrasings of one idea, written as a reader would type them
 (in their own script, without punctuation). They are folded at import exactly
@@ -10,8 +10,8 @@ ending), ``~`` stands for up to three other words. Chinese, Japanese and Korean
 have no spaces to match on: their phrases are regular expressions on the text
 itself, in `cjk`. The words that retire a rule are `retraction_words`.
 
-Languages: English (in `poison` itself) and fr de es pt it nl pl ru el tr ar
-fa hi sq ga gd zu, with zh ja ko in `cjk`.
+Languages: English (in `english`) and fr de es pt it nl pl ru el tr ar fa hi
+sq ga gd zu, with zh ja ko in `cjk`.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ class Guarded:
     id: int
     title: str
     target: Target
-    words: frozenset[str]  # its text's content words (screening.Content.words)
+    words: frozenset[str]  # its text's content words (content.Content.words)
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def find(
     """The first active guardrail this proposal retires, if any.
 
     `target`: the proposal's own (parsed); `words`: its content words, as
-    screening.Content computes them, to compare with each guardrail's.
+    content.Content computes them, to compare with each guardrail's.
     """
     seen = views(text)
     retracted = _RETRACTED.search(seen.words)

@@ -282,6 +282,8 @@ def test_a_grant_expires_unused_and_the_call_is_then_refused(
     db.session.expire_all()
     assert db.session.get(HeldCall, request_id).state == "expired"
     assert outcomes(db) == ["held", "allowed", "expired", "blocked"]
+    allowed = select(LedgerEntry.detail).where(LedgerEntry.outcome == "allowed")
+    assert db.session.scalars(allowed).one() == f"request #{request_id} allowed once by admin"
 
 
 def test_a_hosts_card_reads_the_held_call_as_it_stands(memory: Any, db: Any) -> None:

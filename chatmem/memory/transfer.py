@@ -37,6 +37,7 @@ from .. import inputs
 from ..errors import ChatmemError, InvalidParams
 from ..text import check_field
 from . import guidance, staleness, switches
+from .fields import EDITABLE, checked_fields, checked_reason, default_title, text_key
 from .models import STATUSES, Guidance, GuidanceEvent, utcnow
 from .screening import Flag
 
@@ -216,7 +217,7 @@ def _add(
     publishes = False
     now = utcnow()
     for index, (row, fields) in enumerate(zip(document["entries"], checked, strict=True)):
-        key = guidance.text_key(fields["text"])
+        key = text_key(fields["text"])
         if key in seen:
             result.skipped.append({"entry": index + 1, "id": row["id"], "existing": seen[key]})
             continue
@@ -394,9 +395,9 @@ def _place(error: Any) -> tuple[tuple[int, int, str], ...]:
 
 def _checked_entry(index: int, row: Mapping[str, Any]) -> dict[str, Any]:
     """The entry's written fields through the text rules, as the Memory screen's add form."""
-    fields = {name: row.get(name) for name in guidance.EDITABLE}
+    fields = {name: row.get(name) for name in EDITABLE}
     try:
-        checked = guidance.checked_fields(fields)
+        checked = checked_fields(fields)
         checked["review_after"] = staleness.parse_review_after(row.get("review_after"))
         for name in ("created_at", "approved_at", "updated_at"):
             _checked_when(name, row[name])
@@ -426,8 +427,8 @@ def _check_detail(detail: Any) -> None:
     """Audit details are shown on the history page: their text obeys the same rules."""
     if not isinstance(detail, dict):
         return
-    guidance.checked_reason(detail.get("reason"))
-    for name in guidance.EDITABLE:
+    checked_reason(detail.get("reason"))
+    for name in EDITABLE:
         change = detail.get(name)
         for value in change if isinstance(change, list) else ():
             if isinstance(value, str) and value:
@@ -458,9 +459,9 @@ def _new(
     """The copy, not approved here (the caller approves an active one)."""
     return Guidance(
         type=fields["type"],
-        title=fields.get("title") or guidance.default_title(fields["text"]),
+        title=fields.get("title") or default_title(fields["text"]),
         text=fields["text"],
-        text_key=guidance.text_key(fields["text"]),
+        text_key=text_key(fields["text"]),
         scope=fields.get("scope"),
         target=fields.get("target"),
         severity=fields.get("severity"),

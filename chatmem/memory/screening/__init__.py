@@ -45,8 +45,9 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session as OrmSession
 
 from .. import reads
+from ..fields import default_title, text_key
 from ..guardrails.targets import parse_target
-from ..guidance import default_title, reason_of, rejections, text_key
+from ..guidance import reason_of, rejections
 from ..models import Guidance
 from . import folding, poison, retraction
 

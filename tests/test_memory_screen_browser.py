@@ -310,8 +310,16 @@ def _showcase(m: Any, db: Any) -> None:
         {"type": "fact", "text": "Checkout is page 42; the cart is page 41.", "scope": "checkout"},
         actor_id="1",
     )
-    add(db.session(), {"type": "instruction", "text": "Call recall before editing any page."}, actor_id="1")
-    off = add(db.session(), {"type": "convention", "text": "Dates are written 2 March 2025."}, actor_id="1")
+    add(
+        db.session(),
+        {"type": "instruction", "text": "Call recall before editing any page."},
+        actor_id="1",
+    )
+    off = add(
+        db.session(),
+        {"type": "convention", "text": "Dates are written 2 March 2025."},
+        actor_id="1",
+    )
     guidance.set_enabled(db.session(), off.id, False, actor_id="1")
     gone = add(db.session(), {"type": "fact", "text": "The shop closes on Sundays."}, actor_id="1")
     guidance.trash(db.session(), gone.id, actor_id=str(admin.id))

@@ -9,7 +9,6 @@ revision cache) lives in ``app.extensions["chatmem"]``.
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
 from typing import Any
 
@@ -38,11 +37,9 @@ from .settings import Settings
 from .state import AppState
 from .tools import CallContext, MemoryServices, Tool
 from .workers import notices as _notices
+from .workers import runs as _runs
 from .workers import summaries as _summaries
 from .workers import sweep as _sweep
-from .workers import webhook as _webhook
-
-log = logging.getLogger("chatmem")
 
 
 def current_memory() -> MemoryCore:
@@ -193,12 +190,7 @@ class MemoryCore(HostHooks):
 
     def pending_count(self) -> int:
         """Proposals waiting for review plus calls waiting for approval: the badge number."""
-        from sqlalchemy import func, select
-
-        from .memory.models import Guidance
-
-        query = select(func.count()).select_from(Guidance).where(Guidance.status == "pending")
-        return int(self.db.session.scalar(query) or 0) + _held.waiting_count(self.db.session())
+        return _costs.pending_count(self.db.session())
 
     def system_context(self) -> str:
         """The `## Project memory` block for a new conversation, or ''."""
@@ -231,20 +223,7 @@ class MemoryCore(HostHooks):
         `state` is waiting, allowed, denied, expired or used; a grant past its
         time reads as expired. None for an unknown id.
         """
-        if isinstance(request_id, bool) or not isinstance(request_id, int):
-            return None
-        _held.expire_due(self.db.session(), where=(_held.HeldCall.id == request_id,))
-        call = self.db.session.get(_held.HeldCall, request_id)
-        if call is None:
-            return None
-        return {
-            "id": call.id,
-            "tool": call.tool,
-            "user_id": call.user_id,
-            "state": call.state,
-            "note": call.note,
-            "expires_at": f"{call.expires_at.isoformat()}Z" if call.expires_at else None,
-        }
+        return _held.state_of(self.db.session(), request_id)
 
     # -- the Python channel -------------------------------------------------
 
@@ -350,12 +329,8 @@ class MemoryCore(HostHooks):
 
     def sweep(self) -> int:
         """End idle sessions (with their transcripts, if the host can load them)."""
-        # Grants past their time are ledgered first, so an ending session's digest has them.
-        _held.expire_due(self.db.session())
-        ids = _sessions.idle_ids(self.db.session(), self.settings.session_idle)
-        for session_id in ids:
-            _sessions.end(self.db.session(), session_id, transcript=self._transcript_of(session_id))
-        return len(ids)
+        idle, load = self.settings.session_idle, self._transcript_loader
+        return _runs.end_idle_sessions(self.db.session(), idle, load)
 
     def upkeep(self, *, now: datetime | None = None) -> Any:
         """Sweep steps for active guidance: targets gone, review dates reached (staleness.py)."""
@@ -366,23 +341,7 @@ class MemoryCore(HostHooks):
 
     def deliver_notices(self, *, now: datetime | None = None) -> Any:
         """Send due webhook notices (CHATMEM_NOTIFY_WEBHOOK), retrying failures with back-off."""
-        url = self.settings.notify_webhook
-        if not url:
-            return _webhook.Sent()
-        return _webhook.deliver_due(
-            self.db.session(), str(url), self.job_policy(), post=_webhook.post_json, now=now
-        )
-
-    def _transcript_of(self, session_id: str) -> str | None:
-        if self._transcript_loader is None:
-            return None
-        try:
-            return self._transcript_loader(session_id)
-        except Exception:
-            # A host bug must not stop the sweep: the digest alone still records it.
-            log.exception("transcript_loader failed for session %s", session_id)
-            self.db.session.rollback()
-            return None
+        return _runs.deliver_notices(self.db.session(), self.settings, now=now)
 
     # -- auto-summary jobs ----------------------------------------------------
 
@@ -397,14 +356,5 @@ class MemoryCore(HostHooks):
         with Auto-summarize off or provider ``none`` due jobs finish at once as
         digest only, without any provider call.
         """
-        provider = self.settings.provider
         snapshot = self.snapshot()
-        if not snapshot.memory_enabled:
-            return _summaries.Stats()
-        from .providers import provider_from_config
-
-        digest_only = not snapshot.auto_summarize or provider.name == "none"
-        factory = None if digest_only else (lambda: provider_from_config(provider.as_config()))
-        return _summaries.run_due(
-            self.db.session(), factory, self.job_policy(), now=now, limit=limit
-        )
+        return _runs.run_due_jobs(self.db.session(), self.settings, snapshot, now=now, limit=limit)

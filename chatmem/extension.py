@@ -44,6 +44,7 @@ class ChatMemory(MemoryCore):
                 "Flask-SQLAlchemy is not set up on this app: call db.init_app(app) "
                 "before memory.init_app(app)."
             )
+        self._apps.add(app)
         _settings.apply_defaults(app.config)
         settings = _settings.Settings.load(app.config)
         _ratelimit.init_app(app, settings.rate)

@@ -8,9 +8,13 @@ transcript loader by the sweep, the notice hooks after a commit).
 
 from __future__ import annotations
 
+import functools
 import logging
+import weakref
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
+
+from flask import Flask
 
 from .memory.guardrails.matching import LabelResolver
 from .permissions import Permissions
@@ -18,6 +22,22 @@ from .tools import Tool, ToolRegistry
 
 log = logging.getLogger("chatmem")
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def setupmethod(method: F) -> F:
+    """A hook registered once an app has served a request is an error, as in Flask.
+
+    Workers that already answered would run without it while later ones run
+    with it: a guardrail's label resolver or a capability check must be the
+    same for every request, so it is set up before the first.
+    """
+
+    @functools.wraps(method)
+    def guarded(self: HostHooks, *args: Any, **kwargs: Any) -> Any:
+        self._check_setup_finished(method.__name__)
+        return method(self, *args, **kwargs)
+
+    return cast(F, guarded)
 
 
 class HostHooks:
@@ -36,7 +56,18 @@ class HostHooks:
         self._label_exists: Callable[[str], bool] | None = None
         #: event -> the host's hooks for it (`on_proposal`, `on_waiting_call`).
         self._notice_hooks: dict[str, list[Callable[[dict[str, Any]], Any]]] = {}
+        #: The apps this object was initialised on (`init_app` adds them).
+        self._apps: weakref.WeakSet[Flask] = weakref.WeakSet()
 
+    def _check_setup_finished(self, name: str) -> None:
+        if any(app._got_first_request for app in self._apps):
+            raise AssertionError(
+                f"memory.{name} was called after the app handled its first request. "
+                "Register chatmem's hooks and tools before the app serves, as Flask "
+                "requires of its own setup methods (routes, before_request)."
+            )
+
+    @setupmethod
     def tool(
         self,
         *,
@@ -67,24 +98,29 @@ class HostHooks:
 
         return decorator
 
+    @setupmethod
     def capability_checker(self, func: Callable[[Any, str], bool]) -> Callable[[Any, str], bool]:
         self.permissions.capability_checker = func
         return func
 
+    @setupmethod
     def license_checker(self, func: Callable[[], bool]) -> Callable[[], bool]:
         self.permissions.license_checker = func
         return func
 
+    @setupmethod
     def user_loader(self, func: Callable[[str], Any]) -> Callable[[str], Any]:
         """`(user_id) -> user | None`: how API tokens and the CLI find a user."""
         self.permissions.user_loader = func
         return func
 
+    @setupmethod
     def user_by_name(self, func: Callable[[str], Any]) -> Callable[[str], Any]:
         """`(username) -> user | None`: how `flask chatmem token create <username>` finds a user."""
         self.permissions.user_by_name = func
         return func
 
+    @setupmethod
     def user_fingerprint(self, func: Callable[[Any], str]) -> Callable[[Any], str]:
         """`(user) -> str`: who a user is beyond its id, to bind API tokens to them.
 
@@ -95,10 +131,12 @@ class HostHooks:
         self.permissions.user_fingerprint = func
         return func
 
+    @setupmethod
     def post_type_resolver(self, func: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
         self._post_type_resolver = func
         return func
 
+    @setupmethod
     def target_labels(
         self, func: LabelResolver | None = None, *, reads: Iterable[str] | None = None
     ) -> Any:
@@ -132,6 +170,7 @@ class HostHooks:
 
         return register if func is None else register(func)
 
+    @setupmethod
     def label_exists(self, func: Callable[[str], bool]) -> Callable[[str], bool]:
         """`(label) -> bool`: whether the object a label names still exists.
 
@@ -142,6 +181,7 @@ class HostHooks:
         self._label_exists = func
         return func
 
+    @setupmethod
     def transcript_loader(self, func: Callable[[str], str | None]) -> Callable[[str], str | None]:
         """`(session_id) -> str | None`: the conversation text of a session the sweep ends.
 
@@ -151,6 +191,7 @@ class HostHooks:
         self._transcript_loader = func
         return func
 
+    @setupmethod
     def conversation_url(self, func: Callable[[str], str | None]) -> Callable[[str], str | None]:
         """`(session_id) -> str | None`: where the host shows that session's conversation.
 
@@ -160,6 +201,7 @@ class HostHooks:
         self._conversation_url = func
         return func
 
+    @setupmethod
     def post_types(self, func: Callable[[], Any]) -> Callable[[], Any]:
         """`() -> iterable of str`: every post type that exists now.
 
@@ -169,6 +211,7 @@ class HostHooks:
         self._post_types = func
         return func
 
+    @setupmethod
     def base_template(self, func: Callable[[], Any]) -> Callable[[], Any]:
         """`() -> template name (or Jinja Template)`: the layout the Memory screen extends now.
 
@@ -180,6 +223,7 @@ class HostHooks:
         self._base_template = func
         return func
 
+    @setupmethod
     def screen_context(
         self, func: Callable[[], Mapping[str, Any]]
     ) -> Callable[[], Mapping[str, Any]]:
@@ -194,6 +238,7 @@ class HostHooks:
         self._screen_context = func
         return func
 
+    @setupmethod
     def on_proposal(self, func: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
         """`(notice) -> None`: called after an agent's proposal is committed.
 
@@ -204,6 +249,7 @@ class HostHooks:
         self._notice_hooks.setdefault("proposal", []).append(func)
         return func
 
+    @setupmethod
     def on_waiting_call(
         self, func: Callable[[dict[str, Any]], Any]
     ) -> Callable[[dict[str, Any]], Any]:

@@ -284,6 +284,32 @@ def test_a_grant_expires_unused_and_the_call_is_then_refused(
     assert outcomes(db) == ["held", "allowed", "expired", "blocked"]
 
 
+def test_a_hosts_card_reads_the_held_call_as_it_stands(memory: Any, db: Any) -> None:
+    ask(db)
+    request_id = held_call(memory)
+    card = memory.held_call(request_id)
+    assert card == {
+        "id": request_id,
+        "tool": "update-post",
+        "user_id": str(EDITOR.id),
+        "state": "waiting",
+        "note": None,
+        "expires_at": None,
+    }
+    decide(db, request_id, "allow", note="once")
+    allowed = memory.held_call(request_id)
+    assert (allowed["state"], allowed["note"]) == ("allowed", "once")
+    assert allowed["expires_at"].endswith("Z")
+    db.session.execute(
+        update(HeldCall)
+        .where(HeldCall.id == request_id)
+        .values(expires_at=utcnow() - timedelta(minutes=1))
+    )
+    db.session.commit()
+    assert memory.held_call(request_id)["state"] == "expired"  # read as it stands, not as stored
+    assert [memory.held_call(bad) for bad in (request_id + 1, str(request_id), True)] == [None] * 3
+
+
 def test_long_after_a_denial_the_same_call_is_held_again(memory: Any, db: Any) -> None:
     ask(db)
     request_id = held_call(memory)

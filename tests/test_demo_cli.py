@@ -72,6 +72,7 @@ def running_demo(tmp_path: Path, *flags: str) -> Iterator[tuple[int, list[str]]]
             output.append(process.communicate()[0].decode())
 
 
+@pytest.mark.db_free  # the demo process on its own SQLite file
 @pytest.mark.slow
 def test_chatmem_demo_serves_the_login_page_on_a_fresh_install(tmp_path: Path) -> None:
     instance = tmp_path / "instance"
@@ -93,6 +94,7 @@ def test_chatmem_demo_serves_the_login_page_on_a_fresh_install(tmp_path: Path) -
     assert "Running upgrade" in said, "alembic's own messages still show"
 
 
+@pytest.mark.db_free  # the demo process on its own SQLite file
 @pytest.mark.slow
 def test_a_slow_client_does_not_stall_the_next_request(tmp_path: Path) -> None:
     """A client that never finishes its request does not stall the next one."""
@@ -109,6 +111,7 @@ def test_a_slow_client_does_not_stall_the_next_request(tmp_path: Path) -> None:
     assert "server: waitress, 2 threads" in output[0]
 
 
+@pytest.mark.db_free  # the demo process on its own SQLite file
 @pytest.mark.slow
 def test_debug_serves_with_the_development_server(tmp_path: Path) -> None:
     with running_demo(tmp_path, "--debug") as (port, output):
@@ -119,6 +122,7 @@ def test_debug_serves_with_the_development_server(tmp_path: Path) -> None:
     assert '"GET /login HTTP/1.1" 200' in output[0], "it logs every request"
 
 
+@pytest.mark.db_free  # the demo process on its own SQLite file
 @pytest.mark.parametrize("threads", ["0", "-1", "many", "257"])
 def test_a_bad_thread_count_is_refused_before_anything_starts(threads: str, tmp_path: Path) -> None:
     done = subprocess.run(
@@ -133,6 +137,7 @@ def test_a_bad_thread_count_is_refused_before_anything_starts(threads: str, tmp_
     assert not (tmp_path / "i").exists()
 
 
+@pytest.mark.db_free  # the demo process on its own SQLite file
 def test_the_console_script_is_declared() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert 'chatmem-demo = "chatmem.demo.cli:main"' in pyproject
@@ -156,6 +161,7 @@ def two_taken_ports() -> tuple[socket.socket, socket.socket]:
     raise AssertionError("no two neighbouring free ports")
 
 
+@pytest.mark.db_free  # the demo process on its own SQLite file
 def test_a_busy_port_stops_the_demo_before_it_says_open_and_names_port(tmp_path: Path) -> None:
     taken, neighbour = two_taken_ports()
     with taken, neighbour:
@@ -179,6 +185,7 @@ def test_a_busy_port_stops_the_demo_before_it_says_open_and_names_port(tmp_path:
     assert not (tmp_path / "i").exists(), "nothing was set up for a server that cannot start"
 
 
+@pytest.mark.db_free  # the demo process on its own SQLite file
 def test_a_bad_setting_stops_the_demo_with_a_message_not_a_traceback(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CHATMEM_PROVIDER": "gpt"}
     done = subprocess.run(

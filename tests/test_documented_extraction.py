@@ -9,6 +9,8 @@ import pytest
 from tests.documented import Block, _Pre, example_blocks, markdown_blocks
 from tests.test_documented_commands import classify, context_of, effective_env, words_of
 
+pytestmark = pytest.mark.db_free  # parses Markdown and HTML only
+
 MARKDOWN = """# Title
 
 Text with `inline code` that is not a block.

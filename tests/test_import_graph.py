@@ -22,6 +22,10 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.db_free  # reads the source tree only
+
 PACKAGE = Path(__file__).resolve().parent.parent / "chatmem"
 
 # Between modules: none since `chatmem.text` became a package.

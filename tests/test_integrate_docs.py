@@ -140,7 +140,27 @@ def test_the_labels_hook_lets_a_guardrail_name_an_author_or_a_forum(
 def test_the_layout_settings_and_the_themed_hook_work_as_printed(database_url: str) -> None:
     settings = SimpleNamespace(config={})
     run("inside-your-layout-2", {"app": settings})
-    app = create_host_app(database_url, **settings.config)
+    plain = layout_app(database_url, settings.config)
+    with plain.test_client() as client:
+        login(client, "admin")
+        response = client.get(SCREEN)
+        assert "<p>plain</p>" in response.get_data(as_text=True)
+        csp = response.headers["Content-Security-Policy"]
+        assert "style-src 'self' https://cdn.jsdelivr.net" in csp
+        assert "font-src 'self' https://fonts.gstatic.com" in csp
+    dispose(plain)
+    # The themed hooks, registered before the app serves (as all hooks are).
+    themed = layout_app(database_url, settings.config)
+    memory = themed.extensions["test_host"]["memory"]
+    run("inside-your-layout-4", {"memory": memory, "current_theme": lambda: "dark"})
+    with themed.test_client() as client:
+        login(client, "admin")
+        assert "<p>dark</p>" in client.get(SCREEN).get_data(as_text=True)
+    dispose(themed)
+
+
+def layout_app(database_url: str, config: dict[str, Any]) -> Flask:
+    app = create_host_app(database_url, **config)
     app.jinja_loader = DictLoader(  # type: ignore[method-assign]
         {
             "chatmem_layout.html": "<p>plain</p>{% block chatmem_content %}{% endblock %}",
@@ -148,18 +168,10 @@ def test_the_layout_settings_and_the_themed_hook_work_as_printed(database_url: s
             "{% endblock %}",
         }
     )
-    with app.test_client() as client:
-        login(client, "admin")
-        response = client.get(SCREEN)
-        assert "<p>plain</p>" in response.get_data(as_text=True)
-        csp = response.headers["Content-Security-Policy"]
-        assert "style-src 'self' https://cdn.jsdelivr.net" in csp
-        assert "font-src 'self' https://fonts.gstatic.com" in csp
-        run(
-            "inside-your-layout-4",
-            {"memory": app.extensions["test_host"]["memory"], "current_theme": lambda: "dark"},
-        )
-        assert "<p>dark</p>" in client.get(SCREEN).get_data(as_text=True)
+    return app
+
+
+def dispose(app: Flask) -> None:
     with app.app_context():
         app.extensions["test_host"]["db"].engine.dispose()
 

@@ -143,11 +143,11 @@ def test_only_a_safe_conversation_url_becomes_a_link(demo_app: Flask) -> None:
                     raise answer
                 return answer  # type: ignore[no-any-return]
 
-            memory.conversation_url(url)
+            memory._conversation_url = url  # swapped while the app serves: the test's own slot
             with admin.client.get(f"/chatmem/memory/sessions/{session_id}") as response:
                 assert response.status_code == 200
                 assert "Open the conversation" not in response.get_data(as_text=True), answer
-        memory.conversation_url(lambda session: "https://chat.example/c/1?a=1&b=2")
+        memory._conversation_url = lambda session: "https://chat.example/c/1?a=1&b=2"
         page = admin.client.get(f"/chatmem/memory/sessions/{session_id}").get_data(as_text=True)
         assert f'href="{html.escape("https://chat.example/c/1?a=1&b=2")}"' in page
     finally:

@@ -42,7 +42,7 @@ from tests.fake_llm import (
     openai_tool_call,
 )
 
-pytestmark = pytest.mark.usefixtures("provider_env")
+pytestmark = [pytest.mark.usefixtures("provider_env"), pytest.mark.db_free]  # a fake server only
 
 KEY = "sk-test-SECRET-0123456789"
 SYSTEM = "You keep project memory."

@@ -12,6 +12,8 @@ import pytest
 
 from chatmem.text import redaction, secret_keys, secret_shapes
 
+pytestmark = pytest.mark.db_free  # pure text functions
+
 GITHUB = "ghp_R8tY2uI6oP0aS4dF8gH2jK6lZ0xC4vB8nM2qW"
 AWS_ID = "AKIAZX4Q7RT2WN8PLM3V"
 

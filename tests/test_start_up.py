@@ -14,6 +14,8 @@ import pytest
 
 from chatmem import migrate
 
+pytestmark = pytest.mark.db_free  # its own SQLite files in tmp_path
+
 ROOT = Path(__file__).resolve().parent.parent
 LAZY = ("openai", "anthropic", "mcp", "alembic", "mako", "httpx")
 

@@ -177,7 +177,8 @@ def channels(demo_app: Flask) -> Iterator[Channels]:
     from chatmem.demo.extensions import memory
 
     before = memory._target_labels
-    memory.target_labels(lambda tool, args: ["author:john"] if tool == "update-post" else [])
+    # The demo's ChatMemory outlives each app, which may have served: set the slot itself.
+    memory._target_labels = lambda tool, args: ["author:john"] if tool == "update-post" else []
     try:
         yield Channels(demo_app)
     finally:
@@ -228,11 +229,18 @@ def test_an_ask_guardrail_on_a_label_holds_the_call(labelled: Any, db: Any, edit
     assert edit(labelled, editor, 7) == {"id": 7, "title": "x"}
 
 
+@pytest.fixture
+def labelled_app(app: Flask) -> Flask:
+    """The host app with the labels hook, registered before it serves (before `client`)."""
+    app.extensions["test_host"]["memory"].target_labels(labels_of_posts)
+    return app
+
+
 def test_the_screen_dry_runs_a_proposed_label_guardrail_and_warns_without_the_hook(
-    app: Flask, client: Any, editor: Any
+    labelled_app: Flask, client: Any, editor: Any
 ) -> None:
+    app = labelled_app
     memory = app.extensions["test_host"]["memory"]
-    memory.target_labels(labels_of_posts)
     with app.app_context():
         for post_id in (7, 3, 42):
             edit(memory, editor, post_id)

@@ -15,6 +15,8 @@ from chatmem.errors import InvalidParams
 from chatmem.text import invisible, redaction, secret_keys, secret_shapes
 from tests.secret_corpus import ORDINARY, SECRETS, planted
 
+pytestmark = pytest.mark.db_free  # pure text functions
+
 TEXT_RULES = Path(__file__).resolve().parent.parent / "docs" / "trust-model.md"
 
 

@@ -214,6 +214,25 @@ def test_a_session_in_use_is_not_ended_as_idle(memory: Any, db: Any, editor: Any
     assert db.session.get(Session, sid).ended_at is None
 
 
+def test_a_failing_transcript_loader_still_ends_the_idle_session(
+    memory: Any, db: Any, editor: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    @memory.transcript_loader
+    def broken(session_id: str) -> str:
+        raise RuntimeError("the host's store is down")
+
+    sid = memory.start_session(editor, "python")
+    memory.call_tool("update-post", {"post_id": 7, "title": "x"}, user=editor, session_id=sid)
+    db.session.get(Session, sid).last_seen_at = utcnow() - timedelta(minutes=31)
+    db.session.commit()
+    with caplog.at_level(logging.ERROR, logger="chatmem"):
+        assert memory.sweep() == 1
+    assert f"transcript_loader failed for session {sid}" in caplog.text
+    db.session.expire_all()
+    ended = db.session.get(Session, sid)
+    assert ended.ended_at is not None and "update-post" in (ended.digest or "")
+
+
 def test_no_user_is_unauthorized_and_nothing_is_written(memory: Any, db: Any) -> None:
     error = error_of(memory, None, "update-post", {"post_id": 7, "title": "t"})
     assert (error.code, error.message) == (

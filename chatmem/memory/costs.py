@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session as OrmSession
 
+from . import held
 from .models import BlockUse, Guidance, GuidanceEvent, HeldCall, Session, SummaryJob, utcnow
 
 CHARS_PER_TOKEN = 4
@@ -174,6 +175,12 @@ def cost(db: OrmSession, *, days: int = COST_DAYS, now: datetime | None = None) 
 
 
 # -- how fast the queue moves ---------------------------------------------------------
+
+
+def pending_count(db: OrmSession) -> int:
+    """Proposals waiting for review plus calls waiting for approval: the badge number."""
+    pending = select(func.count()).select_from(Guidance).where(Guidance.status == "pending")
+    return int(db.scalar(pending) or 0) + held.waiting_count(db)
 
 
 def oldest_pending(db: OrmSession) -> datetime | None:

@@ -225,6 +225,28 @@ def expire_due(
     return done
 
 
+def state_of(db: OrmSession, request_id: Any) -> dict[str, Any] | None:
+    """A held call's state for a host's "Waiting for approval" card; None for an unknown id.
+
+    `state` is waiting, allowed, denied, expired or used; a grant past its
+    time reads as expired.
+    """
+    if isinstance(request_id, bool) or not isinstance(request_id, int):
+        return None
+    expire_due(db, where=(HeldCall.id == request_id,))
+    call = db.get(HeldCall, request_id)
+    if call is None:
+        return None
+    return {
+        "id": call.id,
+        "tool": call.tool,
+        "user_id": call.user_id,
+        "state": call.state,
+        "note": call.note,
+        "expires_at": f"{call.expires_at.isoformat()}Z" if call.expires_at else None,
+    }
+
+
 def waiting_count(db: OrmSession) -> int:
     query = select(func.count()).select_from(HeldCall).where(HeldCall.state == "waiting")
     return int(db.scalar(query) or 0)

@@ -304,7 +304,7 @@ class ApiToken(Base):
     `user_fingerprint` is a hash of who the user was when the token was made
     (the host's `user_fingerprint` hook): a user id given to someone new does
     not inherit the token. NULL on rows made before it existed: such a token
-    is bound to its user at its next use (see tokens.py).
+    is bound to its user at its next use (see token_check.py).
     """
 
     __tablename__ = "chatmem_token"

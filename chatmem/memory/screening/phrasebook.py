@@ -1,4 +1,4 @@
-"""Phrases of an injection in many languages: data only, read by `poison` and `retraction`.
+"""Phrases of an injection in many languages: data only, read by `poison` and `proximity`.
 
 Each list holds phrasings of one idea, written as a reader would type them
 (in their own script, without punctuation). They are folded at import exactly
@@ -7,11 +7,11 @@ so "Önceki talimatları unut" matches however its letters were typed.
 
 A phrase is words separated by spaces: a word ending in ``*`` is a stem (any
 ending), ``~`` stands for up to three other words. Chinese, Japanese and Korean
-have no spaces to match on: their phrases (`CJK`) are regular expressions on
-the text itself.
+have no spaces to match on: their phrases are regular expressions on the text
+itself, in `cjk`. The words that retire a rule are `retraction_words`.
 
-Languages: English (in `poison` itself) and fr de es pt it nl pl ru el tr ar
-fa hi sq ga gd zu, with zh ja ko in `CJK`.
+Languages: English (in `english`) and fr de es pt it nl pl ru el tr ar fa hi
+sq ga gd zu, with zh ja ko in `cjk`.
 """
 
 from __future__ import annotations
@@ -289,135 +289,3 @@ AUTHORITY = [
     "admin yetki*",
     "ceci est un test administrateur",
 ]
-
-# -- retiring or exempting a rule (retraction.py) -------------------------------------
-# Said of a rule, these retire it; said of anything guarded, they undo the guard.
-RETIRED = [
-    "no longer",
-    "not any more",
-    "not anymore",
-    "any more",
-    "anymore",
-    "retired",
-    "lifted",
-    "removed",
-    "revoked",
-    "rescinded",
-    "withdrawn",
-    "obsolete",
-    "outdated",
-    "deprecated",
-    "suspended",
-    "paused",
-    "cancelled",
-    "canceled",
-    "abolished",
-    "void",
-    "does not apply",
-    "do not apply",
-    "not apply",
-    "n est plus",
-    "ne s applique plus",
-    "n est plus valable",
-    "abrogé*",
-    "nicht mehr",
-    "gilt nicht mehr",
-    "aufgehoben",
-    "ya no",
-    "no aplica",
-    "derogad*",
-    "já não",
-    "não é mais",
-    "revogad*",
-    "non è più",
-    "non vale più",
-    "revocat*",
-    "już nie",
-    "nie jest już",
-    "nie obowiązuje",
-    "niet langer",
-    "niet meer",
-    "больше не",
-    "уже не",
-    "отменен*",
-    "artık değil",
-    "kaldırıldı",
-    "δεν ισχύει",
-    "لم يعد",
-]
-# Only with a guarded thing named: "post 5 can be edited freely", "is exempt".
-EXEMPTED = [
-    "exempt*",
-    "exception",
-    "is fine",
-    "are fine",
-    "is ok",
-    "is okay",
-    "are ok",
-    "allowed again",
-    "is allowed",
-    "are allowed",
-    "can be edited",
-    "may be edited",
-    "freely",
-    "ignore it",
-]
-
-# Words that name an entry of the site by its number ("post 5", "Beitrag 5").
-ENTRY_WORDS = [
-    "post*",
-    "page*",
-    "entry",
-    "article*",
-    "id",
-    "item",
-    "beitrag*",
-    "seite",
-    "artikel",
-    "entrada",
-    "página",
-    "pagina",
-    "articolo",
-    "wpis*",
-    "strona",
-    "bericht",
-    "запись",
-    "пост",
-    "yazı",
-    "gönderi",
-]
-# Words for parts of a site that other languages name differently ("header").
-SITE_PARTS = {
-    "header": ["header", "en tête", "cabecera", "cabeçalho", "intestazione", "nagłówk*"],
-    "footer": ["footer", "pied de page", "pie de página", "rodapé", "piè di pagina", "stopka"],
-}
-# A rule, said to be retired without naming which one.
-RULE_WORDS = ["rule*", "guardrail*", "règle*", "regel*", "regla*", "regra*", "regola*", "zasad*"]
-
-# -- Chinese, Japanese, Korean: regular expressions on the text as typed ------------
-CJK = {
-    "override": [
-        r"(忽略|无视|無視|忘记|忘記|忘掉|不要理会).{0,12}(指令|指示|规则|規則|说明|命令|设定)",
-        r"(指令|指示|规则|規則|ルール|命令).{0,12}(无视|無視|忽略|忘れ)",
-        r"(以前|之前|前面|上面|これまで)の?.{0,6}(指示|指令|命令).{0,8}(無視|忘れ)",
-        r"이전.{0,12}(지시|명령|규칙).{0,8}무시",
-        r"(没有|沒有|不受)(任何)?(限制|约束|審查|审查)",
-        r"不加审查",
-    ],
-    "role_play": [
-        r"(从现在起|從現在起|从现在开始)你",
-        r"你现在是",
-        r"(开发者|開發者)模式",
-        r"(開発者|デベロッパー)モード",
-        r"今からあなたは",
-    ],
-    "exfiltration": [
-        r"(系统|系統)(提示|消息|指令)",
-        r"システム(プロンプト|メッセージ)",
-        r"(显示|输出|导出|告诉我|顯示|输出).{0,10}(设置|設定|配置|指令|提示)",
-        r"(パスワード|密码|密碼|비밀번호|トークン).{0,12}(表示|显示|貼り付け|复制|보여)",
-    ],
-    "evasion": [
-        r"(拒否|拒绝|拒絕|阻止).{0,20}(再試行|再试|重试|もう一度)",
-    ],
-}

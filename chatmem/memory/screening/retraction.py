@@ -11,7 +11,7 @@ number ("post 5", "Beitrag 5") is the guardrail's post id; it says "guardrail
 #3" for entry 3; the words of the target ("header" of header_footer, "delete"
 and "post" of delete-post, also as other languages name a header or footer);
 or two content words of the guardrail's text. "Retires" is a phrase of
-`phrasebook.RETIRED` ("no longer", "was lifted", "gilt nicht mehr") or
+`retraction_words.RETIRED` ("no longer", "was lifted", "gilt nicht mehr") or
 `EXEMPTED` ("is exempt", "can be edited freely"). Both must hold: a fact
 about the header that retires nothing, or a retirement of something no
 guardrail guards, is not flagged. A rule said to be retired without naming
@@ -26,15 +26,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..guardrails.targets import Target
-from . import phrasebook
+from . import retraction_words
 from .folding import views
 from .phrasing import compile_words, phrase
 
-_RETIRED = compile_words(phrasebook.RETIRED)
-_RETRACTED = compile_words([*phrasebook.RETIRED, *phrasebook.EXEMPTED])
-_ENTRY = rf"(?:{'|'.join(map(phrase, phrasebook.ENTRY_WORDS))})"
-_RULE = compile_words(phrasebook.RULE_WORDS)
-_PARTS = {part: compile_words(names) for part, names in phrasebook.SITE_PARTS.items()}
+_RETIRED = compile_words(retraction_words.RETIRED)
+_RETRACTED = compile_words([*retraction_words.RETIRED, *retraction_words.EXEMPTED])
+_ENTRY = rf"(?:{'|'.join(map(phrase, retraction_words.ENTRY_WORDS))})"
+_RULE = compile_words(retraction_words.RULE_WORDS)
+_PARTS = {part: compile_words(names) for part, names in retraction_words.SITE_PARTS.items()}
 # Target words that say what is done, not what is guarded.
 _VERBS = frozenset({"edit", "update", "delete", "create", "add", "remove", "change", "set"})
 
@@ -46,7 +46,7 @@ class Guarded:
     id: int
     title: str
     target: Target
-    words: frozenset[str]  # its text's content words (screening.Content.words)
+    words: frozenset[str]  # its text's content words (content.Content.words)
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def _names(guarded: Guarded, words: str, tokens: list[str], proposal: Target, sh
         parts = [p for p in re.split(r"[^a-z0-9]+", target.value) if p]
         for part in parts:
             if part in _PARTS and _PARTS[part].search(words):
-                return True  # "header" of header_footer, in any language the phrasebook has
+                return True  # "header" of header_footer, in any language retraction_words has
         if parts and all(any(t.startswith(_stem(p)) for t in tokens) for p in parts):
             return True  # "deleting ... posts" for delete-post
         if [p for p in parts if p not in _VERBS] and shared >= 2:
@@ -85,7 +85,7 @@ def find(
     """The first active guardrail this proposal retires, if any.
 
     `target`: the proposal's own (parsed); `words`: its content words, as
-    screening.Content computes them, to compare with each guardrail's.
+    content.Content computes them, to compare with each guardrail's.
     """
     seen = views(text)
     retracted = _RETRACTED.search(seen.words)

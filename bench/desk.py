@@ -22,7 +22,7 @@ from sqlalchemy import insert
 
 from chatmem.http.screen import desk_view
 from chatmem.memory import switches
-from chatmem.memory.guidance import text_key
+from chatmem.memory.fields import text_key
 from chatmem.memory.models import Guidance
 from tests.screen_helpers import login
 

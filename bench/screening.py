@@ -27,7 +27,7 @@ from common import arguments, compare, engine_name, line, migrated_app, ms, us
 from sqlalchemy import insert
 
 from chatmem.memory import screening, switches
-from chatmem.memory.guidance import text_key
+from chatmem.memory.fields import text_key
 from chatmem.memory.models import Guidance
 from tests.hostapp import USERS
 

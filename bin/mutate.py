@@ -90,6 +90,13 @@ ASK_TESTS = (
 )
 
 GUARDRAIL_TESTS = ("tests/test_guardrails.py", "tests/test_target_labels.py")
+#: An entry's life and what its fields may hold: one contract, the same tests.
+GUIDANCE_TESTS = (
+    "tests/test_guidance.py",
+    "tests/test_separation_of_duties.py",
+    "tests/test_entry_history.py",
+    "tests/test_rejection_memory.py",
+)
 REDACTION_TESTS = ("tests/test_text.py", "tests/test_redaction.py")
 
 #: The one mapping of target -> module and focused tests. Modules move: the paths
@@ -136,15 +143,9 @@ TARGETS = {
         "chatmem/http/bearer.py", ("tests/test_rest_api.py", "tests/test_token_auth.py")
     ),
     # Proposals wait for approval; an edit names the version it read (stale edits refused).
-    "guidance": Target(
-        "chatmem/memory/guidance.py",
-        (
-            "tests/test_guidance.py",
-            "tests/test_separation_of_duties.py",
-            "tests/test_entry_history.py",
-            "tests/test_rejection_memory.py",
-        ),
-    ),
+    "guidance": Target("chatmem/memory/guidance.py", GUIDANCE_TESTS),
+    # What an entry's fields may hold (the schema, limits, text rules), its title and key.
+    "fields": Target("chatmem/memory/fields.py", GUIDANCE_TESTS),
     # What recall returns: published guidance, and a private session's notes only to its owner.
     "recall": Target(
         "chatmem/memory/recall/__init__.py",

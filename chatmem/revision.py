@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .memory import block as _block
-from .memory import guidance as _guidance
 from .memory import screening as _screening
+from .memory.fields import WRITTEN
 from .memory.guardrails.index import GuardrailIndex
 from .memory.guardrails.matching import LabelResolver, Refusal, refusal
 from .memory.models import guidance_record
@@ -79,7 +79,7 @@ class RevisionCache:
                     guardrails=GuardrailIndex.build(entries, self.server_name),
                     approved=Ordered.of(
                         entries,
-                        lambda e: for_agents_record(guidance_record(e), _guidance.WRITTEN),
+                        lambda e: for_agents_record(guidance_record(e), WRITTEN),
                     ),
                 )
             return self._derived

@@ -202,7 +202,7 @@ def test_titles_follow_the_text_unless_an_admin_chose_one(db: Any) -> None:
 def test_the_screen_and_the_tool_refuse_a_bad_field_in_the_same_words(
     memory: Any, db: Any, editor: Any
 ) -> None:
-    # One schema (guidance.FIELDS_SCHEMA) checks an agent's proposal and a
+    # One schema (fields.FIELDS_SCHEMA) checks an agent's proposal and a
     # curator's entry: the same rule broken reads the same on both.
     for bad in [
         {"type": "gossip", "text": "x"},

@@ -19,8 +19,8 @@ import pytest
 from flask import Flask
 from sqlalchemy import func, insert, select
 
+from chatmem.memory import fields, switches
 from chatmem.memory import guidance as guidance_domain
-from chatmem.memory import switches
 from chatmem.memory.models import Guidance, GuidanceEvent, LedgerEntry, Session, SummaryJob, utcnow
 from tests.channels import Channels
 from tests.fake_llm import RESPONSES, FakeLLM, openai_text
@@ -61,9 +61,9 @@ def store_before_the_rule(db: Any, texts: list[str], *, status: str = "publish")
     for text in texts:
         row = {
             "type": "fact",
-            "title": guidance_domain.default_title(text),
+            "title": fields.default_title(text),
             "text": text,
-            "text_key": guidance_domain.text_key(text),
+            "text_key": fields.text_key(text),
             "status": status,
             "enabled": True,
             "origin": "agent",

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import event, literal_column, select, text
 
 from chatmem.memory import recall as recall_queries
-from chatmem.memory.guidance import text_key
+from chatmem.memory.fields import text_key
 from chatmem.memory.models import Guidance, Session
 
 WORDS = [

@@ -15,7 +15,7 @@ from flask import Flask
 from jsonschema import Draft202012Validator
 from sqlalchemy import insert
 
-from chatmem.memory import guidance, switches
+from chatmem.memory import fields, guidance, switches
 from chatmem.memory.models import GUIDANCE_TYPES, Guidance
 from tests.hostapp import reconfigure
 from tests.test_mcp_hot_path import call as mcp_call
@@ -70,7 +70,7 @@ def seed(db: Any, count: int, *, word: str = "common") -> list[int]:
                 "type": GUIDANCE_TYPES[(i * 3) % 4],
                 "title": f"entry {i}",
                 "text": f"{word} guidance number {i}",
-                "text_key": guidance.text_key(f"{word} guidance number {i}"),
+                "text_key": fields.text_key(f"{word} guidance number {i}"),
                 "status": "publish",
                 "enabled": True,
                 "origin": "admin",

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from chatmem.memory import guidance
+from chatmem.memory import fields
 from chatmem.memory import recall as recall_queries
 from chatmem.memory.models import Guidance
 from chatmem.memory.recall import topic_index
@@ -21,7 +21,7 @@ def _cached(memory: Any) -> Any:
 
 def _as_agents_see(answer: dict[str, Any]) -> dict[str, Any]:
     """The scan's answer shaped as the tool shapes it (the cache holds shaped entries)."""
-    shaped = [for_agents_record(g, guidance.WRITTEN) for g in answer["guidance"]]
+    shaped = [for_agents_record(g, fields.WRITTEN) for g in answer["guidance"]]
     return {**answer, "guidance": shaped}
 
 

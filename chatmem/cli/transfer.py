@@ -2,7 +2,7 @@
 versioned JSON file (`chatmem/schemas/memory-export.v1.json`).
 
 An import acts as the shell user (`cli:<login>` in the audit trail) through
-the same function as the Memory screen's Import button (`memory/transfer.py`).
+the same function as the Memory screen's Import button (`memory/transfer/`).
 """
 
 from __future__ import annotations

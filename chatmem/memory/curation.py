@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Conflict
 from . import guidance, screening, staleness
+from .fields import EDITABLE
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session as OrmSession
@@ -83,7 +84,7 @@ def _edit(
 ) -> tuple[Guidance, str]:
     """Save the edit, then (`then=approve`) approve what was saved, in one request."""
     current = guidance.get(db, entry_id)
-    changes = {k: fields[k] for k in guidance.EDITABLE if k in fields}
+    changes = {k: fields[k] for k in EDITABLE if k in fields}
     then_approve = fields.get("then") == "approve"
     if then_approve and current.status != "pending":
         raise Conflict(f"Guidance #{entry_id} is no longer pending; reload the page.")

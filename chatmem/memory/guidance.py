@@ -6,112 +6,36 @@ in the same transaction. Concurrent changes to one entry are refused by the
 `version` column (SQLAlchemy's version counter turns a lost race into a
 StaleDataError, which becomes `conflict`), and a caller that read the entry
 earlier can pass `expected_version` so a stale page is refused too.
+What each field may hold is checked in `fields`.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from sqlalchemy import select
 from sqlalchemy.orm import Session as OrmSession
 from sqlalchemy.orm.exc import StaleDataError
 
-from ..errors import Conflict, InvalidParams, NotFound
-from ..json_schema import NOT_BLANK, describe_error
-from ..text import check_field
+from ..errors import Conflict, NotFound
 from . import switches
-from .models import (
-    ENFORCED_SEVERITIES,
-    GUIDANCE_TYPES,
-    SEVERITIES,
-    Guidance,
-    GuidanceEvent,
-    iso,
-    utcnow,
+from .fields import (
+    blank_to_none,
+    checked_changes,
+    checked_fields,
+    checked_reason,
+    default_title,
+    text_key,
 )
+from .models import ENFORCED_SEVERITIES, Guidance, GuidanceEvent, iso, utcnow
 
-EDITABLE = ("type", "title", "text", "scope", "target", "severity")
-TITLE_WORDS = 8
-TITLE_MAX = 200
-WRITTEN = ("title", "text", "scope", "target")  # free text: the text rules apply
-# Any single entry up to this length fits in the 1,500-character block.
-TEXT_MAX = 1000
-SCOPE_MAX = 64
-TARGET_MAX = 200
-# Why a curator rejected a proposal: shown on the Rejected tab and to whoever re-proposes it.
-REASON_MAX = 500
 # Actor ids of changes made from a shell (`flask chatmem guidance ...`): `cli:<login>`,
 # never a host user id, so no user loader is asked about them.
 CLI_ACTOR_PREFIX = "cli:"
 # Actor ids in an imported trail are the other site's: a copy names them
 # `imported:<the name the file gave>`, so no local user with that id is named.
 IMPORTED_ACTOR_PREFIX = "imported:"
-
-
-TYPE_FIELD: dict[str, Any] = {
-    "type": "string",
-    "enum": list(GUIDANCE_TYPES),
-    "description": "Kind of guidance.",
-}
-TEXT_FIELD: dict[str, Any] = {
-    "type": "string",
-    "minLength": 1,
-    "maxLength": TEXT_MAX,
-    "pattern": NOT_BLANK,
-}
-
-#: The guidance fields, as the `remember` tool takes them and the screen and imports check them.
-FIELDS_SCHEMA: dict[str, Any] = {
-    "type": TYPE_FIELD,
-    "text": {**TEXT_FIELD, "description": "The guidance itself, e.g. 'checkout is page 42'."},
-    "title": {
-        "type": "string",
-        "maxLength": TITLE_MAX,
-        "description": "Short label; defaults to the first 8 words of text.",
-    },
-    "scope": {
-        "type": "string",
-        "maxLength": SCOPE_MAX,
-        "description": "Free label such as global or checkout.",
-    },
-    "target": {
-        "type": "string",
-        "maxLength": TARGET_MAX,
-        "description": (
-            "What a block guardrail refuses (an ask one holds for a curator): tool:<slug>, "
-            "post_id:<id>, post_type:<type> or label:<label> (a label the site gives its "
-            "tool calls, such as label:author:john)."
-        ),
-    },
-    "severity": {
-        "type": "string",
-        "enum": list(SEVERITIES),
-        "description": (
-            "info, warn, ask or block; with a target, once approved, block refuses a matching "
-            "call and ask holds it until a curator allows it once."
-        ),
-    },
-}
-
-_FIELDS = Draft202012Validator(
-    {"type": "object", "properties": FIELDS_SCHEMA, "additionalProperties": False}
-)
-
-
-def fold(text: str) -> str:
-    """Text with case and runs of white space folded, for duplicate checks."""
-    return " ".join(text.split()).casefold()
-
-
-def text_key(text: str) -> str:
-    return hashlib.sha256(fold(text).encode()).hexdigest()
-
-
-def default_title(text: str) -> str:
-    return " ".join(text.split()[:TITLE_WORDS])[:TITLE_MAX]
 
 
 def propose(
@@ -157,7 +81,7 @@ def propose(
 
 def admin_add(db: OrmSession, fields: Mapping[str, Any], *, actor_id: str) -> Guidance:
     """Guidance written by hand on the Memory screen: active at once, 'by admin'."""
-    entry = _new_entry(_checked(fields, partial=False), status="publish", origin="admin")
+    entry = _new_entry(checked_fields(fields), status="publish", origin="admin")
     entry.created_by = entry.approved_by = actor_id
     entry.approved_at = entry.created_at
     db.add(entry)
@@ -209,20 +133,6 @@ def reject(
     return _commit_change(db, entry, "reject", actor_id, {"reason": checked} if checked else None)
 
 
-def checked_reason(reason: Any) -> str | None:
-    """A rejection reason as stored: blank is none; hidden text and secrets are refused."""
-    if reason is None:
-        return None
-    if not isinstance(reason, str):
-        raise InvalidParams("reason must be text.", details={"field": "reason"})
-    value = check_field("reason", reason.strip()) if reason.strip() else ""
-    if len(value) > REASON_MAX:
-        raise InvalidParams(
-            f"reason is longer than {REASON_MAX} characters.", details={"field": "reason"}
-        )
-    return value or None
-
-
 def rejections(db: OrmSession, entry_ids: Iterable[int]) -> dict[int, GuidanceEvent]:
     """The latest `reject` event of each entry (who, when, and the reason in `detail`)."""
     wanted = set(entry_ids)
@@ -253,7 +163,7 @@ def edit(
     entry = _load(db, entry_id, expected_version)
     if entry.status == "trash":
         raise Conflict("Restore this entry from the trash before editing it.")
-    checked = _checked(changes, partial=True)
+    checked = checked_changes(changes)
     # A title left blank, or still the one derived from the old text, follows the text.
     derived = entry.title == default_title(entry.text)
     if "title" in checked:
@@ -345,64 +255,15 @@ def _new_entry(fields: Mapping[str, Any], *, status: str, origin: str) -> Guidan
         text=text,
         text_key=text_key(text),
         title=(fields.get("title") or "").strip() or default_title(text),
-        scope=_blank_to_none(fields.get("scope")),
-        target=_blank_to_none(fields.get("target")),
-        severity=_blank_to_none(fields.get("severity")),
+        scope=blank_to_none(fields.get("scope")),
+        target=blank_to_none(fields.get("target")),
+        severity=blank_to_none(fields.get("severity")),
         status=status,
         enabled=True,
         origin=origin,
         created_at=now,
         updated_at=now,
     )
-
-
-def checked_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """A whole entry's fields (an import's, say) through the rules of the add form."""
-    return _checked(fields, partial=False)
-
-
-def _checked(fields: Mapping[str, Any], *, partial: bool) -> dict[str, Any]:
-    """Validate admin-written fields (agents' fields pass the tool schema)."""
-    out = _cleaned(fields)
-    if not partial:
-        for required in ("type", "text"):
-            if not out.get(required):
-                raise InvalidParams(f"{required} is required.", details={"field": required})
-    for name in ("text", "type"):
-        if name in out and not out[name]:
-            raise InvalidParams(f"{name} must not be empty.", details={"field": name})
-    given = {name: value for name, value in out.items() if value is not None}
-    errors = sorted(_FIELDS.iter_errors(given), key=lambda e: list(e.absolute_path))
-    if errors:
-        name, message = describe_error(errors[0])
-        raise InvalidParams(message, details={"field": name})
-    return out
-
-
-def _cleaned(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """The editable fields given, each text, through the text rules, blanks as None."""
-    unknown = set(fields) - set(EDITABLE)
-    if unknown:
-        name = sorted(unknown)[0]
-        raise InvalidParams(f"Unknown field {name!r}.", details={"field": name})
-    out: dict[str, Any] = {}
-    for name in EDITABLE:
-        if name not in fields:
-            continue
-        value = fields[name]
-        if value is not None and not isinstance(value, str):
-            raise InvalidParams(f"{name} must be text.", details={"field": name})
-        if name in WRITTEN and value:
-            # The same rules as the tools' fields: no hidden text, no secrets.
-            value = check_field(name, value)
-        out[name] = _blank_to_none(value)
-    return out
-
-
-def _blank_to_none(value: Any) -> Any:
-    if isinstance(value, str):
-        value = value.strip()
-    return value or None
 
 
 def _load(db: OrmSession, entry_id: int, expected_version: int | None) -> Guidance:

@@ -8,7 +8,7 @@ from ..errors import InvalidParams
 from ..text import Secrets, for_agents_record
 from ..tools import CallContext, Tool, ToolRegistry
 from . import guidance, notify, screening, sessions, staleness
-from .guidance import FIELDS_SCHEMA, TEXT_FIELD, TYPE_FIELD
+from .fields import FIELDS_SCHEMA, TEXT_FIELD, TYPE_FIELD, WRITTEN
 from .models import Session
 from .recall import recall as run_recall
 from .recall.recall_page import CURSOR_MAX, DEFAULT_LIMIT, LIMIT_MAX
@@ -216,7 +216,7 @@ def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
     )
     if approved is None:
         # Guidance may predate the text rules: nothing hidden reaches an agent.
-        found["guidance"] = [for_agents_record(g, guidance.WRITTEN) for g in found["guidance"]]
+        found["guidance"] = [for_agents_record(g, WRITTEN) for g in found["guidance"]]
     # Session records need no pass here: every summary and digest is written
     # through the text rules (and migration 0005 cleaned older ones); a pass
     # on every call made recall 1.2-1.7 times slower.

@@ -16,6 +16,7 @@ from ... import inputs
 from ...core import current_memory
 from ...errors import ChatmemError, InvalidParams, NotFound
 from ...memory import curation, guidance
+from ...memory.fields import EDITABLE, checked_reason
 from ...memory.models import Guidance
 from ...memory.screening import Flag
 from ...memory.switches import SWITCHES
@@ -34,7 +35,7 @@ BULK_MAX = 200
 @admin_only(changes_state=True)
 def add() -> ResponseReturnValue:
     try:
-        fields = {k: v for k, v in read_fields().items() if k in guidance.EDITABLE}
+        fields = {k: v for k, v in read_fields().items() if k in EDITABLE}
         entry = guidance.admin_add(current_memory().db.session(), fields, actor_id=actor_id())
     except ChatmemError as error:
         return failed(error, "active")
@@ -69,7 +70,7 @@ def bulk() -> ResponseReturnValue:
             raise InvalidParams("action must be approve or reject.", details={"field": "action"})
         ids = _bulk_ids(form.getlist("id"))
         # One reason for every ticked entry, checked once: a bad one rejects nothing.
-        reason = guidance.checked_reason(form.get("reason")) if action == "reject" else None
+        reason = checked_reason(form.get("reason")) if action == "reject" else None
     except ChatmemError as error:
         return failed(error, "pending")
     finished: list[int] = []

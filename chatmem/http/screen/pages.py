@@ -18,6 +18,7 @@ from ...auth import tokens
 from ...core import current_memory
 from ...errors import ChatmemError, InvalidParams, NotFound
 from ...memory import guidance, held, ledger, listing, transfer
+from ...memory.fields import TARGET_MAX
 from ...memory.models import ENFORCED_SEVERITIES, Guidance, Session
 from . import desk_view
 from .access import admin_only, error_response
@@ -193,9 +194,9 @@ def dry_run() -> ResponseReturnValue:
     """What a guardrail with `?target=` would have refused (`&severity=ask`: held) lately."""
     try:
         target = text.check_field("target", request.args.get("target", ""))
-        if not target.strip() or len(target) > guidance.TARGET_MAX:
+        if not target.strip() or len(target) > TARGET_MAX:
             raise InvalidParams(
-                f"target must be 1 to {guidance.TARGET_MAX} characters.",
+                f"target must be 1 to {TARGET_MAX} characters.",
                 details={"field": "target"},
             )
     except ChatmemError as error:

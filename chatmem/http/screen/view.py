@@ -12,8 +12,8 @@ from typing import Any
 from flask_wtf.csrf import generate_csrf
 
 from ...core import current_memory
-from ...memory import guidance
 from ...memory.block import GROUP_LABELS, LIMIT
+from ...memory.fields import default_title
 from ...memory.guardrails.targets import target_warning
 from ...memory.models import ENFORCED_SEVERITIES, GUIDANCE_TYPES, SEVERITIES, Guidance, utcnow
 from ...text import hidden_characters, lookalike_characters, redaction, strip_invisible
@@ -108,7 +108,7 @@ def hides_text(entry: Guidance) -> bool:
 
 
 def _has_own_title(entry: Guidance) -> bool:
-    return entry.title != guidance.default_title(entry.text)
+    return entry.title != default_title(entry.text)
 
 
 HEADING_MAX = 120

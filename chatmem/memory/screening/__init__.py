@@ -47,7 +47,8 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session as OrmSession
 
 from .. import reads
-from ..guidance import default_title, reason_of, rejections, text_key
+from ..fields import default_title, text_key
+from ..guidance import reason_of, rejections
 from ..models import Guidance
 from .active_index import CANDIDATES, Active, ActiveIndex
 from .content import Content

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
+from ..fields import text_key
 from ..guardrails.targets import parse_target
-from ..guidance import text_key
 from . import folding
 
 

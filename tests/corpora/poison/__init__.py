@@ -38,7 +38,7 @@ from pathlib import Path
 
 import yaml
 
-from chatmem.memory.guidance import TEXT_MAX
+from chatmem.memory.fields import TEXT_MAX
 
 from ..fetch import root
 

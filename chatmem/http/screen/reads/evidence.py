@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from sqlalchemy import ColumnElement, column, func, literal_column, or_, select, table
 from sqlalchemy.orm import Session as OrmSession
 
-from ....memory.guidance import fold
+from ....memory.fields import fold
 from ....memory.models import Guidance, LedgerEntry
 from ....memory.recall import ESCAPE, like_pattern, search
 

@@ -17,7 +17,7 @@ from sqlalchemy import ColumnElement, and_, func, not_, or_, select
 from sqlalchemy.orm import Session as OrmSession
 
 from ....errors import InvalidParams
-from ....memory.guidance import SCOPE_MAX
+from ....memory.fields import SCOPE_MAX
 from ....memory.listing import _TAB_ORDER, _TAB_STATUS, PER_PAGE, Page, clamp_page
 from ....memory.models import GUIDANCE_TYPES, Guidance
 from ....memory.recall import topic_filter

@@ -17,7 +17,7 @@ from datetime import datetime
 from difflib import SequenceMatcher
 from typing import Any
 
-from ....memory.guidance import EDITABLE, default_title
+from ....memory.fields import EDITABLE, default_title
 from ....memory.models import Guidance, GuidanceEvent
 
 # How each action reads in the trail.

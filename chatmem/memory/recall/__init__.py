@@ -270,6 +270,19 @@ def _topic_statements(own: bool) -> _TopicStatements:
 _TOPIC_STATEMENTS = {own: _topic_statements(own) for own in (False, True)}
 
 
+def _indexed(
+    db: OrmSession, statements: _TopicStatements, topic: str, params: dict[str, Any]
+) -> Executable:
+    """The whole-history pass this engine has for `topic` (adding the FTS phrase it needs)."""
+    connection = db.connection()
+    if connection.engine.dialect.name == "postgresql":
+        return statements.pg
+    if search.fts_table(connection.engine, connection, "chatmem_session", topic):
+        params["phrase"] = search.match_phrase(topic.lower())
+        return statements.fts
+    return statements.scan  # no trigram for this topic (or this SQLite)
+
+
 def session_records(
     db: OrmSession,
     *,
@@ -303,14 +316,7 @@ def session_records(
         params["user_id"] = user_id
     if scan:
         return reads.rows(db, statements.scan, params)
-    connection = db.connection()
-    if connection.engine.dialect.name == "postgresql":
-        indexed = statements.pg
-    elif search.fts_table(connection.engine, connection, "chatmem_session", topic):
-        indexed = statements.fts
-        params["phrase"] = search.match_phrase(topic.lower())
-    else:
-        indexed = statements.scan  # no trigram for this topic (or this SQLite)
+    indexed = _indexed(db, statements, topic, params)
     # Ties at a window's cutoff all come in, so a window is a prefix of the
     # order: `limit` matches in it are the newest overall.
     for window in WINDOWS:

@@ -31,6 +31,7 @@ from .memory.guardrails.dry_run import DryRun
 from .memory.guardrails.dry_run import dry_run as _dry_run
 from .memory.models import Base
 from .memory.recall import search as _search  # noqa: F401 - create_all builds the recall indexes too
+from .memory.recall.ranked import RankedGuidance
 from .memory.recall.recall_page import Ordered
 from .permissions import user_id_of, user_name_of
 from .settings import Settings
@@ -90,6 +91,7 @@ class MemoryCore(HostHooks):
             session=self.db.session,
             can=self.can,
             approved_guidance=self.approved_guidance,
+            ranked_guidance=self.ranked_guidance,
             recalled_marks=self.recalled_marks,
             screen=self.screen,
         )
@@ -133,6 +135,10 @@ class MemoryCore(HostHooks):
         not copied: `recall` copies only the page it sends.
         """
         return self._state().cache.at(snapshot).approved
+
+    def ranked_guidance(self, snapshot: _switches.Snapshot) -> RankedGuidance:
+        """The same entries indexed for questions (`recall(topic=...)`), at this revision."""
+        return self._state().cache.ranked(snapshot)
 
     def screen(
         self,

@@ -22,6 +22,8 @@ from .memory.fields import WRITTEN
 from .memory.guardrails.index import GuardrailIndex
 from .memory.guardrails.matching import LabelResolver, Refusal, refusal
 from .memory.models import guidance_record
+from .memory.recall.ranked import RankedGuidance
+from .memory.recall.ranking import Analyzer
 from .memory.recall.recall_page import Ordered
 from .text import for_agents_record
 
@@ -44,6 +46,8 @@ class Derived:
     tokens: dict[str, Any] = field(default_factory=dict)
     # Active guidance indexed for screening proposals; built on first use.
     screening: _screening.ActiveIndex | None = None
+    # The same entries indexed for questions (`recall(topic=...)`); built on first use.
+    ranked: RankedGuidance | None = None
 
 
 class RevisionCache:
@@ -55,12 +59,14 @@ class RevisionCache:
         server_name: str,
         resolve_post_type: Callable[[], Callable[[Any], str | None] | None],
         resolve_labels: Callable[[], LabelResolver | None] = lambda: None,
+        analyzer: Analyzer | None = None,
     ) -> None:
         self.session = session  # the host's scoped session: the current one per call
         self.server_name = server_name
         # Read at each check: the host may register its resolvers after init_app.
         self._resolve_post_type = resolve_post_type
         self._resolve_labels = resolve_labels
+        self.analyzer = analyzer or Analyzer()
         self._derived = Derived()
         self._lock = threading.Lock()
         # The newest screening index, so the next revision's rebuild reuses its entries.
@@ -95,6 +101,15 @@ class RevisionCache:
                     )
                     derived.screening = self._screening = index
         return derived.screening
+
+    def ranked(self, snapshot: Snapshot) -> RankedGuidance:
+        """Active guidance indexed for questions, built on first use of the revision."""
+        derived = self.at(snapshot)
+        if derived.ranked is None:
+            with self._lock:
+                if derived.ranked is None:
+                    derived.ranked = RankedGuidance.of(derived.approved, self.analyzer)
+        return derived.ranked
 
     def guardrail_for(
         self, tool_name: str, arguments: dict[str, Any], snapshot: Snapshot

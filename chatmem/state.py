@@ -18,6 +18,7 @@ from flask import has_request_context, request
 from .dispatch import DbSessions, Dispatcher
 from .hooks import HostHooks
 from .memory import switches
+from .memory.recall.ranking import Analyzer
 from .revision import RevisionCache
 from .settings import Settings
 from .tools import MemoryServices
@@ -62,6 +63,7 @@ def build(
         settings.server_name,
         lambda: memory.post_type_resolver_hook,
         lambda: memory.target_labels_hook,
+        Analyzer(settings.search_language),
     )
     dispatcher = Dispatcher(
         memory.registry,

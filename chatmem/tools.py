@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from sqlalchemy.orm import Session as OrmSession
 
+    from .memory.recall.ranked import RankedGuidance
     from .memory.recall.recall_page import Ordered
     from .memory.screening import Flag
     from .memory.switches import Snapshot
@@ -65,6 +66,7 @@ class MemoryServices:
     session: Callable[[], OrmSession]
     can: Callable[[Any, str], bool]
     approved_guidance: Callable[[Snapshot], Ordered[dict[str, Any]]]
+    ranked_guidance: Callable[[Snapshot], RankedGuidance]
     recalled_marks: Callable[[], dict[int, datetime]]
     screen: Screen
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import snowballstemmer
 from flask import Flask
 
 from chatmem import settings as config
@@ -26,6 +27,8 @@ EXAMPLES: dict[str, tuple[str, Any]] = {
     "CHATMEM_SERVER_NAME": ("shop", "shop"),
     "CHATMEM_SESSION_IDLE_MINUTES": ("45", 45),
     "CHATMEM_RECALL_SESSIONS": ("Site", "site"),
+    "CHATMEM_SEARCH_LANGUAGE": (" French ", "french"),
+    "CHATMEM_RECALL_MIN_MATCH": ("0.5", 0.5),
     "CHATMEM_LEDGER_VALUE_MAX": ("500", 500),
     "CHATMEM_DRY_RUN_DAYS": ("7", 7),
     "CHATMEM_REJECTED_REPROPOSALS": ("Refuse", "refuse"),
@@ -75,6 +78,11 @@ INVALID: dict[str, tuple[str, str]] = {
     "CHATMEM_URL_PREFIX": ("chatmem", "a path that starts with a single / (such as /chatmem)"),
     "CHATMEM_SESSION_IDLE_MINUTES": ("0", "a whole number of at least 1"),
     "CHATMEM_RECALL_SESSIONS": ("everyone", "one of own, site"),
+    "CHATMEM_SEARCH_LANGUAGE": (
+        "klingon",
+        "one of " + ", ".join(["simple", *snowballstemmer.algorithms()]),
+    ),
+    "CHATMEM_RECALL_MIN_MATCH": ("1.5", "a number from 0 to 1"),
     "CHATMEM_LEDGER_VALUE_MAX": ("lots", "a whole number of at least 1"),
     "CHATMEM_DRY_RUN_DAYS": ("0", "a whole number of at least 1"),
     "CHATMEM_REJECTED_REPROPOSALS": ("block", "one of flag, refuse"),

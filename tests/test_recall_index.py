@@ -208,11 +208,19 @@ def test_the_recall_tool_uses_the_index(memory: Any, db: Any, editor: Any, admin
     rng = random.Random(7)
     _seed(db, rng)
     result = memory.call_tool("recall", {"topic": "École", "limit": 100}, user=editor)
-    assert result == recall_queries.recall(
-        db.session(), topic="École", limit=100, scan=True, user_id="2"
-    )
+    scan = recall_queries.recall(db.session(), topic="École", limit=100, scan=True, user_id="2")
+    assert result["sessions"] == scan["sessions"]
+    # Guidance is ranked (test_recall_ranked.py): every entry holding the
+    # topic as written comes before any that merely shares a word with it.
+    why = {g["id"]: g["match"]["why"] for g in result["guidance"]}
+    assert {g["id"] for g in scan["guidance"]} <= {i for i, w in why.items() if w != "terms"}
+    tiers = list(why.values())
+    assert tiers == sorted(tiers, key=["target", "phrase", "terms"].index)
     everyone = memory.call_tool("recall", {"topic": "École", "limit": 100}, user=admin)
-    assert everyone == recall_queries.recall(db.session(), topic="École", limit=100, scan=True)
+    assert (
+        everyone["sessions"]
+        == recall_queries.recall(db.session(), topic="École", limit=100, scan=True)["sessions"]
+    )
     assert {s["user"] for s in result["sessions"]} == {"editor"}
     assert {s["user"] for s in everyone["sessions"]} > {"editor"}
     plan = _plan(db, "checkout")

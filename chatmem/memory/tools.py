@@ -24,7 +24,12 @@ RECALL_INPUT: dict[str, Any] = {
         "topic": {
             "type": "string",
             "maxLength": TOPIC_MAX,
-            "description": "Case-insensitive substring over guidance and session summaries.",
+            "description": (
+                "Keywords or a question. Guidance comes ranked: guardrails whose target it "
+                "names, then entries holding it as written, then entries by relevance "
+                "(none when nothing matches well). Session summaries: a case-insensitive "
+                "substring, newest first."
+            ),
         },
         "limit": {
             "type": "integer",
@@ -74,6 +79,22 @@ RECALL_OUTPUT: dict[str, Any] = {
                         ),
                     },
                     "last_hit_at": _NULLABLE_TEXT,
+                    "match": {
+                        "type": "object",
+                        "description": (
+                            "With a topic: why this entry matched. `why` is `target` (a "
+                            "guardrail on something the topic names), `phrase` (it holds the "
+                            "topic as written) or `terms`; `terms` are the topic's words it "
+                            "holds; `score` its BM25 score; `rank` its place in the answer."
+                        ),
+                        "properties": {
+                            "rank": {"type": "integer"},
+                            "why": {"type": "string", "enum": ["target", "phrase", "terms"]},
+                            "score": {"type": "number"},
+                            "terms": {"type": "array", "items": {"type": "string"}},
+                        },
+                        "required": ["rank", "why", "score", "terms"],
+                    },
                 },
                 "required": ["id", "type", "title", "text"],
             },
@@ -206,13 +227,20 @@ SUMMARY_OUTPUT: dict[str, Any] = {
 
 
 def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
-    approved = None
+    approved = ranked = None
     if context.snapshot is not None:
         # The guidance half comes from the per-revision cache (no query, a
-        # topic searched in memory), which was built through text.for_agents.
+        # topic ranked in memory), which was built through text.for_agents.
         approved = context.services.approved_guidance(context.snapshot)
+        if filters.get("topic"):
+            ranked = context.services.ranked_guidance(context.snapshot)
     found = run_recall(
-        context.services.session(), approved=approved, user_id=sessions_of(context), **filters
+        context.services.session(),
+        approved=approved,
+        ranked=ranked,
+        min_match=context.settings.recall_min_match,
+        user_id=sessions_of(context),
+        **filters,
     )
     if approved is None:
         # Guidance may predate the text rules: nothing hidden reaches an agent.

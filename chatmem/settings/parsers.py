@@ -64,6 +64,17 @@ def seconds_or_off(value: str) -> float:
     return number
 
 
+def share(value: str) -> float:
+    """A fraction from 0 to 1."""
+    try:
+        number = float(value.strip())
+    except ValueError:
+        number = -1.0
+    if not 0 <= number <= 1:
+        raise ValueError("a number from 0 to 1")
+    return number
+
+
 def choice(*options: str) -> Parser:
     def parse(value: str) -> str:
         folded = value.strip().lower()

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import snowballstemmer
+
 from ..csp import source_list
 from ..providers import DEFAULTS as PROVIDER_DEFAULTS
 from .parsers import (
@@ -26,6 +28,7 @@ from .parsers import (
     optional_word_list,
     positive_number,
     seconds_or_off,
+    share,
     storage_uri,
     template_name,
     text,
@@ -91,6 +94,19 @@ SETTINGS: dict[str, Setting] = {
         "Whose session records `recall` returns: `own` (the caller's; a curator with "
         "manage_options sees everyone's) or `site` (everyone's, to anyone who may recall).",
         choice("own", "site"),
+    ),
+    "CHATMEM_SEARCH_LANGUAGE": Setting(
+        "english",
+        "The language `recall` cuts and stems a question in (a Snowball stemmer's name: "
+        "`english`, `french`, `german`, ...; `simple` for no stemming). English also drops "
+        "PostgreSQL's English stop words.",
+        choice("simple", *snowballstemmer.algorithms()),
+    ),
+    "CHATMEM_RECALL_MIN_MATCH": Setting(
+        0.15,
+        "Abstention: `recall` returns no guidance for a question when no entry holds this "
+        "share of the question's weight (its words, each by its rarity); 0 never abstains.",
+        share,
     ),
     "CHATMEM_LEDGER_VALUE_MAX": Setting(
         200, "Argument strings longer than this are cut in the change ledger.", integer(1)

@@ -100,6 +100,8 @@ class Settings:
     server_name: str  # CHATMEM_SERVER_NAME
     session_idle: timedelta  # CHATMEM_SESSION_IDLE_MINUTES
     recall_sessions: str  # CHATMEM_RECALL_SESSIONS: own or site
+    search_language: str  # CHATMEM_SEARCH_LANGUAGE: a Snowball stemmer or simple
+    recall_min_match: float  # CHATMEM_RECALL_MIN_MATCH: 0 to 1
     ledger_value_max: int  # CHATMEM_LEDGER_VALUE_MAX
     dry_run_days: int  # CHATMEM_DRY_RUN_DAYS
     rejected_reproposals: str  # CHATMEM_REJECTED_REPROPOSALS: flag or refuse
@@ -125,6 +127,8 @@ class Settings:
             server_name=str(v["CHATMEM_SERVER_NAME"]),
             session_idle=timedelta(minutes=v["CHATMEM_SESSION_IDLE_MINUTES"]),
             recall_sessions=v["CHATMEM_RECALL_SESSIONS"],
+            search_language=v["CHATMEM_SEARCH_LANGUAGE"],
+            recall_min_match=v["CHATMEM_RECALL_MIN_MATCH"],
             ledger_value_max=v["CHATMEM_LEDGER_VALUE_MAX"],
             dry_run_days=v["CHATMEM_DRY_RUN_DAYS"],
             rejected_reproposals=v["CHATMEM_REJECTED_REPROPOSALS"],

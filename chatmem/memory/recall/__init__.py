@@ -48,6 +48,7 @@ from ..models import (
     session_record,
 )
 from . import search, topic_index
+from .ranked import RankedGuidance
 from .recall_page import (
     DEFAULT_LIMIT,
     Key,
@@ -338,9 +339,17 @@ def recall(
     cursor: str | None = None,
     scan: bool = False,
     approved: Ordered[dict[str, Any]] | None = None,
+    ranked: RankedGuidance | None = None,
+    min_match: float = 0.0,
     user_id: str | None = None,
 ) -> dict[str, Any]:
     """`scan=True` skips the indexes: the reference the indexed path must equal.
+
+    `ranked`, when given, answers a topic as a question (see `ranked`):
+    named guardrails, then the phrase, then the entries by relevance, or
+    nothing when the best holds under `min_match` of the question. Without
+    it a topic is the substring rule, which the other paths keep as the
+    reference.
 
     `user_id` limits the session records to that user's (guidance is the
     site's, approved by a person, and the same for everyone).
@@ -356,7 +365,16 @@ def recall(
     index = None
     if approved is not None and topic and not scan and topic_index.searchable(topic):
         index = topic_index.for_cache(db, approved)
-    if approved is not None and not topic:
+    if ranked is not None and topic and not scan:
+        shown = ranked.page(
+            topic,
+            type=type,
+            limit=guidance_limit,
+            cursor=cursor,
+            query=query_of(type, topic),
+            min_match=min_match,
+        )
+    elif approved is not None and not topic:
         shown = page(
             approved.of_type(type),
             limit=guidance_limit,

@@ -33,7 +33,8 @@ DEFAULT_LIMIT = 50
 LIMIT_MAX = 500
 CURSOR_MAX = 200  # a cursor is ~60 characters; the schema refuses anything far longer
 
-Key = tuple[int, int, int]
+# recall's order (type, approval, id); a ranked answer puts its tier and score first.
+Key = tuple[int, ...]
 T = TypeVar("T")
 
 _EPOCH = datetime(1970, 1, 1)
@@ -142,7 +143,7 @@ def _refuse(reason: str) -> InvalidParams:
     return InvalidParams(f"cursor {reason}.", details={"field": "cursor"})
 
 
-def decode(cursor: str, query: object) -> Key:
+def decode(cursor: str, query: object, size: int = 3) -> Key:
     """The key a cursor names, or invalid_params if it is not one this query gave out."""
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
@@ -155,8 +156,8 @@ def decode(cursor: str, query: object) -> Key:
         version, fingerprint, *key = json.loads(payload)
     except (ValueError, TypeError):  # pragma: no cover - the checksum held, so we wrote it
         raise _refuse("is not one recall gave out") from None
-    if version != _VERSION or len(key) != 3 or not all(type(k) is int for k in key):
+    if version != _VERSION or not all(type(k) is int for k in key):
         raise _refuse("is not one recall gave out")  # pragma: no cover - same
-    if fingerprint != _fingerprint(query):
+    if fingerprint != _fingerprint(query) or len(key) != size:
         raise _refuse("belongs to a recall with other filters (type, topic)")
-    return (key[0], key[1], key[2])
+    return tuple(key)

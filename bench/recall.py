@@ -194,6 +194,34 @@ def tool_path(db: Any, memory: Any, name: str, rounds: int, sessions: int, publi
             )
 
 
+def ranked_path(db: Any, memory: Any, name: str, rounds: int, sessions: int) -> None:
+    """recall() as the tool runs it with a topic: guidance ranked from the per-revision index."""
+    snapshot = memory.snapshot()
+    approved = memory.approved_guidance(snapshot)
+    ranked = memory.ranked_guidance(snapshot)
+    for topic, kind in (
+        ("kubernetes", "rare"),
+        ("invoice", "common"),
+        ("which invoice template moved the kubernetes config?", "question"),
+        ("zebra crossing", "absent"),
+    ):
+        filters = {"topic": topic, "limit": 10, "user_id": "2", "min_match": 0.15}
+        found = recall(db.session(), approved=approved, ranked=ranked, **filters)
+        samples: list[float] = []
+        for _ in range(rounds):
+            samples += timed(
+                lambda f=filters: recall(db.session(), approved=approved, ranked=ranked, **f), 40
+            )
+        goal = {"rare": "p50 <= 2 ms", "common": "p50 <= 5 ms"}.get(kind, "")
+        line(
+            f"recall ranked tool path {kind} topic={topic!r}, own records [{name}]",
+            f"p50 {ms(statistics.median(samples))}, p95 {ms(percentile(samples, 95))}",
+            f"{len(found['guidance'])} of {found['guidance_total']:,} ranked guidance entries "
+            f"+ {len(found['sessions'])} of {sessions:,} session records; {len(samples)} calls",
+            goal,
+        )
+
+
 def main() -> None:
     def flags(parser: Any) -> None:
         parser.add_argument("--sessions", type=int, default=SESSIONS, help="session records")
@@ -217,6 +245,7 @@ def main() -> None:
         switches.bump_revision(db.session())
         db.session.commit()
         tool_path(db, memory, name, args.rounds, sessions, published)
+        ranked_path(db, memory, name, args.rounds, sessions)
         if args.tool_path_only:
             return
         calls = 40 * args.rounds

@@ -71,6 +71,7 @@ class RevisionCache:
         self._lock = threading.Lock()
         # The newest screening index, so the next revision's rebuild reuses its entries.
         self._screening: _screening.ActiveIndex | None = None
+        self._ranked: RankedGuidance | None = None
 
     def at(self, snapshot: Snapshot) -> Derived:
         derived = self._derived
@@ -108,7 +109,9 @@ class RevisionCache:
         if derived.ranked is None:
             with self._lock:
                 if derived.ranked is None:
-                    derived.ranked = RankedGuidance.of(derived.approved, self.analyzer)
+                    # The last revision's index, so only changed entries are read again.
+                    index = RankedGuidance.of(derived.approved, self.analyzer, self._ranked)
+                    derived.ranked = self._ranked = index
         return derived.ranked
 
     def guardrail_for(

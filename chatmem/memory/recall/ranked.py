@@ -23,18 +23,48 @@ cursor keeps its place by key, as closely as the new scores allow.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+import heapq
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ..models import GUIDANCE_TYPES
-from .ranking import Analyzer, Match, RankedIndex, words
-from .recall_page import Key, Ordered, Page, decode, encode
+from .ranking import Analyzer, RankedIndex, Scored, words
+from .recall_page import Ordered, Page, decode, encode
 from .topic_index import SEPARATOR, TopicIndex
 
 TIERS = ("target", "phrase", "terms")
-_SCORE_SCALE = 1_000_000  # scores go in the cursor as whole millionths
-RANKED_KEY_SIZE = 5  # tier, score, and recall's order (type, approval, id)
+RANKED_KEY_SIZE = 5  # a cursor's key: tier, score, and recall's order (type, approval, id)
+
+# An entry's place in the answer is one integer, compared in C: the tier,
+# then the score (whole millionths, higher first), then the place in
+# recall's order. Building a tuple per match cost more than the search.
+_SCORE_SCALE = 1_000_000
+_PLACE_BITS = 32
+_SCORE_BITS = 48
+_TIER_SHIFT = _PLACE_BITS + _SCORE_BITS
+_PLACE_MASK = (1 << _PLACE_BITS) - 1
+_SCORE_MAX = (1 << _SCORE_BITS) - 1
+
+
+def _key(tier: int, score: int, place: int) -> int:
+    return (tier << _TIER_SHIFT) + ((_SCORE_MAX - score) << _PLACE_BITS) + place
+
+
+def _keys(tier: int, places: Iterable[int], scored: Scored) -> list[int]:
+    # A score is under a few thousand (a sum of idf * (K1 + 1) per term), so
+    # its millionths stay far below _SCORE_MAX.
+    get, base = scored.scores.get, (tier << _TIER_SHIFT) + (_SCORE_MAX << _PLACE_BITS)
+    return [base - (int(get(p, 0.0) * _SCORE_SCALE) << _PLACE_BITS) + p for p in places]
+
+
+def _place(key: int) -> int:
+    return key & _PLACE_MASK
+
+
+def _score(key: int) -> int:
+    return _SCORE_MAX - ((key >> _PLACE_BITS) & _SCORE_MAX)
 
 
 def target_words(target: str) -> frozenset[str]:
@@ -49,19 +79,6 @@ def target_words(target: str) -> frozenset[str]:
 
 
 @dataclass(frozen=True)
-class Ranked:
-    """One entry's place in a ranked answer."""
-
-    place: int
-    tier: int
-    score: float
-    terms: tuple[str, ...]
-
-    def key(self, order: Key) -> Key:
-        return (self.tier, -round(self.score * _SCORE_SCALE), *order)
-
-
-@dataclass(frozen=True)
 class RankedGuidance:
     """The approved entries of one revision, indexed for questions (built on first use)."""
 
@@ -71,45 +88,26 @@ class RankedGuidance:
     targets: tuple[tuple[int, frozenset[str]], ...]  # guardrails with a target, by place
 
     @classmethod
-    def of(cls, approved: Ordered[dict[str, Any]], analyzer: Analyzer) -> RankedGuidance:
+    def of(
+        cls,
+        approved: Ordered[dict[str, Any]],
+        analyzer: Analyzer,
+        previous: RankedGuidance | None = None,
+    ) -> RankedGuidance:
         items = approved.items
         fields = [(e.get("title") or "", e.get("text") or "") for e in items]
         lowered = [f"{title.lower()}{SEPARATOR}{text.lower()}" for title, text in fields]
-        targets = tuple(
+        targets = (
             (place, target_words(e["target"]))
             for place, e in enumerate(items)
             if e.get("type") == "guardrail" and e.get("target")
         )
         return cls(
             approved,
-            RankedIndex.of(fields, analyzer),
+            RankedIndex.of(fields, analyzer, previous.index if previous else None),
             TopicIndex.of(lowered),
             tuple((p, named) for p, named in targets if named),
         )
-
-    def rank(self, topic: str, *, type: str | None, min_match: float) -> list[Ranked]:
-        """Every entry answering the topic, in the answer's order; [] to abstain."""
-        matches = {m.place: m for m in self.index.search(topic)}
-        asked = set(words(topic))
-        named = {place for place, needed in self.targets if needed <= asked}
-        phrase = set(self.phrases.places(topic)) if SEPARATOR not in topic else set()
-        best = max((m.coverage for m in matches.values()), default=0.0)
-        if not named and not phrase and best < min_match:
-            return []
-        places = matches.keys() | named | phrase
-        if type:
-            rank = GUIDANCE_TYPES.index(type)
-            places = {p for p in places if self.approved.keys[p][0] == rank}
-        found = [self._ranked(p, matches.get(p), named, phrase) for p in places]
-        keys = self.approved.keys
-        return sorted(found, key=lambda r: r.key(keys[r.place]))
-
-    @staticmethod
-    def _ranked(place: int, match: Match | None, named: set[int], phrase: set[int]) -> Ranked:
-        tier = 0 if place in named else 1 if place in phrase else 2
-        if match is None:
-            return Ranked(place, tier, 0.0, ())
-        return Ranked(place, tier, match.score, match.terms)
 
     def page(
         self,
@@ -122,26 +120,51 @@ class RankedGuidance:
         min_match: float,
     ) -> Page[dict[str, Any]]:
         """One page of the ranked answer, each entry saying why it matched."""
-        ranked = self.rank(topic, type=type, min_match=min_match)
-        order = self.approved.keys
-        keys = [r.key(order[r.place]) for r in ranked]
-        start = 0
+        scored = self.index.search(topic)
+        asked = set(words(topic))
+        named = {place for place, needed in self.targets if needed <= asked}
+        phrase = set(self.phrases.places(topic)) - named if SEPARATOR not in topic else set()
+        rest = scored.scores.keys() - named - phrase
+        keys = [*_keys(0, named, scored), *_keys(1, phrase, scored), *_keys(2, rest, scored)]
+        if (
+            not named
+            and not phrase
+            and (not keys or scored.coverage(_place(min(keys))) < min_match)
+        ):
+            return Page([], 0, None)  # abstain: no entry holds enough of the question
+        if type:  # a type's entries are one run of places, since type leads the order
+            low, high = self._run_of(type)
+            keys = [k for k in keys if low <= _place(k) < high]
+        total = len(keys)
         if cursor is not None:
-            after = decode(cursor, query, size=RANKED_KEY_SIZE)
-            start = bisect_right(keys, after)
-        end = start + limit
-        following = encode(keys[end - 1], query) if end < len(keys) else None
-        spoken = dict((term, word) for word, term in reversed(self.index.analyzer.pairs(topic)))
-        items = [
-            {
-                **self.approved.items[r.place],
-                "match": {
-                    "rank": start + n + 1,
-                    "why": TIERS[r.tier],
-                    "score": round(r.score, 3),
-                    "terms": [spoken.get(t, t) for t in r.terms],
-                },
-            }
-            for n, r in enumerate(ranked[start:end])
-        ]
-        return Page(items, len(ranked), following)
+            tier, score, *order = decode(cursor, query, size=RANKED_KEY_SIZE)
+            # The first place past the cursor's entry in recall's order (it may be gone since).
+            after = _key(tier, score, bisect_right(self.approved.keys, tuple(order))) - 1
+            keys = [k for k in keys if k > after]
+        top = heapq.nsmallest(limit + 1, keys)
+        shown = top[:limit]
+        following = None
+        if len(top) > limit:
+            last = shown[-1]
+            tier, score = last >> _TIER_SHIFT, _score(last)
+            following = encode((tier, score, *self.approved.keys[_place(last)]), query)
+        start = total - len(keys)
+        items = [self._explained(k, start + n + 1, scored) for n, k in enumerate(shown)]
+        return Page(items, total, following)
+
+    def _run_of(self, type: str) -> tuple[int, int]:
+        rank = GUIDANCE_TYPES.index(type)
+        keys = self.approved.keys
+        return bisect_left(keys, (rank,)), bisect_left(keys, (rank + 1,))
+
+    def _explained(self, key: int, rank: int, scored: Scored) -> dict[str, Any]:
+        place = _place(key)
+        return {
+            **self.approved.items[place],
+            "match": {
+                "rank": rank,
+                "why": TIERS[key >> _TIER_SHIFT],
+                "score": round(scored.scores.get(place, 0.0), 3),
+                "terms": scored.words_held(place),
+            },
+        }

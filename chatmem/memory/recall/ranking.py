@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import unicodedata
-from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -59,26 +59,35 @@ class Analyzer:
     def pairs(self, text: str) -> list[tuple[str, str]]:
         """Each kept word of the text with its term (stem)."""
         stop = ENGLISH if self.language == "english" else frozenset()
-        kept = [w for w in words(text) if w not in stop]
-        stemmer = _stemmer(self.language)
-        return list(zip(kept, kept if stemmer is None else stemmer.stemWords(kept), strict=True))
+        stem = _stems(self.language)
+        return [(w, stem(w)) for w in words(text) if w not in stop]
 
 
 @cache
-def _stemmer(language: str) -> snowballstemmer.Stemmer | None:
+def _stems(language: str) -> Callable[[str], str]:
+    """The language's stemmer, remembering every word it stemmed.
+
+    Snowball in pure Python costs ~35 µs a word; a site's vocabulary is a few
+    tens of thousands of words, so each is stemmed once per process.
+    """
     if language == "simple":
-        return None
-    return snowballstemmer.stemmer(language)
+        return str
+    stemmer = snowballstemmer.stemmer(language)
+    known: dict[str, str] = {}
+    lock = threading.Lock()  # the Snowball stemmer keeps state while it works
+
+    def stem(word: str) -> str:
+        found = known.get(word)
+        if found is None:
+            with lock:
+                found = known[word] = stemmer.stemWord(word)
+        return found
+
+    return stem
 
 
-@dataclass(frozen=True)
-class Match:
-    """One entry's part in a question: its score, the terms it holds, and their share."""
-
-    place: int
-    score: float
-    terms: tuple[str, ...]  # the question's terms it holds, in the question's order
-    coverage: float  # their inverse document frequency over the question's whole
+# One entry's terms: their weighted frequencies, and the entry's weighted length.
+Analysed = tuple[dict[str, float], float]
 
 
 @dataclass(frozen=True)
@@ -88,57 +97,83 @@ class RankedIndex:
     Each posting holds the term's BM25 weight in that entry without the
     inverse document frequency (which depends on the term only), so a
     question costs one multiply-add per entry holding one of its terms.
+    `analysed` keeps each (title, text)'s terms, so the next revision's
+    index re-reads only the entries that changed.
     """
 
     analyzer: Analyzer
     size: int
-    postings: dict[str, tuple[array[int], array[float]]]
+    postings: dict[str, dict[int, float]]
+    analysed: dict[tuple[str, str], Analysed]
 
     @classmethod
-    def of(cls, fields: Sequence[tuple[str, str]], analyzer: Analyzer) -> RankedIndex:
-        counts: list[dict[str, float]] = []
-        lengths: list[float] = []
-        for title, text in fields:
-            tf: dict[str, float] = {}
-            title_terms, text_terms = analyzer.terms(title), analyzer.terms(text)
-            for term in title_terms:
-                tf[term] = tf.get(term, 0.0) + TITLE_WEIGHT
-            for term in text_terms:
-                tf[term] = tf.get(term, 0.0) + 1.0
-            counts.append(tf)
-            lengths.append(TITLE_WEIGHT * len(title_terms) + len(text_terms))
-        average = (sum(lengths) / len(lengths)) if lengths and any(lengths) else 1.0
-        postings: dict[str, tuple[array[int], array[float]]] = {}
-        for place, tf in enumerate(counts):
-            norm = K1 * (1 - B + B * lengths[place] / average)
+    def of(
+        cls,
+        fields: Sequence[tuple[str, str]],
+        analyzer: Analyzer,
+        previous: RankedIndex | None = None,
+    ) -> RankedIndex:
+        known = previous.analysed if previous and previous.analyzer == analyzer else {}
+        analysed = {f: known.get(f) or cls._analyse(f, analyzer) for f in fields}
+        entries = [analysed[f] for f in fields]
+        average = (sum(length for _tf, length in entries) / len(entries)) if entries else 0
+        postings: dict[str, dict[int, float]] = {}
+        for place, (tf, length) in enumerate(entries):
+            norm = K1 * (1 - B + B * length / (average or 1))
             for term, f in tf.items():
-                places, weights = postings.setdefault(term, (array("I"), array("d")))
-                places.append(place)
-                weights.append(f * (K1 + 1) / (f + norm))
-        return cls(analyzer, len(fields), postings)
+                postings.setdefault(term, {})[place] = f * (K1 + 1) / (f + norm)
+        return cls(analyzer, len(fields), postings, analysed)
+
+    @staticmethod
+    def _analyse(field: tuple[str, str], analyzer: Analyzer) -> Analysed:
+        title, text = analyzer.terms(field[0]), analyzer.terms(field[1])
+        tf: dict[str, float] = {}
+        for term in title:
+            tf[term] = tf.get(term, 0.0) + TITLE_WEIGHT
+        for term in text:
+            tf[term] = tf.get(term, 0.0) + 1.0
+        return tf, TITLE_WEIGHT * len(title) + len(text)
 
     def idf(self, term: str) -> float:
-        found = self.postings.get(term)
-        n = len(found[0]) if found else 0
+        n = len(self.postings.get(term, ()))
         return math.log(1 + (self.size - n + 0.5) / (n + 0.5))
 
-    def search(self, question: str) -> list[Match]:
-        """Every entry holding a term of the question, best first (ties: recall's order)."""
-        terms = list(dict.fromkeys(self.analyzer.terms(question)))
+    def search(self, question: str) -> Scored:
+        """The question's terms and the score of every entry holding one of them."""
+        spoken: dict[str, str] = {}
+        for word, term in self.analyzer.pairs(question):
+            spoken.setdefault(term, word)
+        terms = tuple(spoken)
         idf = {term: self.idf(term) for term in terms}
-        whole = sum(idf.values())
         scores: dict[int, float] = {}
-        held: dict[int, list[str]] = {}
+        get = scores.get
         for term in terms:
-            found = self.postings.get(term)
-            if found is None:
-                continue
             weight = idf[term]
-            for place, part in zip(*found, strict=True):
-                scores[place] = scores.get(place, 0.0) + weight * part
-                held.setdefault(place, []).append(term)
-        ranked = sorted(scores, key=lambda place: (-scores[place], place))
-        return [
-            Match(p, scores[p], tuple(held[p]), sum(idf[t] for t in held[p]) / whole)
-            for p in ranked
-        ]
+            for place, part in self.postings.get(term, {}).items():
+                scores[place] = get(place, 0.0) + weight * part
+        return Scored(self, terms, spoken, idf, scores)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A question scored against the index: what explains and judges one entry."""
+
+    index: RankedIndex
+    terms: tuple[str, ...]
+    spoken: dict[str, str]  # term -> the question's word for it
+    idf: dict[str, float]
+    scores: dict[int, float]
+
+    def held(self, place: int) -> tuple[str, ...]:
+        """The question's terms this entry holds, in the question's order."""
+        postings = self.index.postings
+        return tuple(t for t in self.terms if place in postings.get(t, ()))
+
+    def words_held(self, place: int) -> list[str]:
+        """The same, as the question spelled them."""
+        return [self.spoken[t] for t in self.held(place)]
+
+    def coverage(self, place: int) -> float:
+        """The share of the question's weight (its terms' idf) this entry holds."""
+        whole = sum(self.idf.values())
+        return sum(self.idf[t] for t in self.held(place)) / whole if whole else 0.0

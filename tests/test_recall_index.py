@@ -12,6 +12,7 @@ from sqlalchemy import event, literal_column, select, text
 from chatmem.memory import recall as recall_queries
 from chatmem.memory.fields import text_key
 from chatmem.memory.models import Guidance, Session
+from chatmem.memory.recall import records
 
 WORDS = [
     "checkout",
@@ -178,7 +179,7 @@ def test_indexed_recall_equals_the_scan(
     monkeypatch.setattr(recall_queries, "RARE", 0)
     _assert_same(db, topics)
     # The first passes answer alone when they find enough.
-    monkeypatch.setattr(recall_queries, "WINDOWS", (5, 20))
+    monkeypatch.setattr(records, "WINDOWS", (5, 20))
     for topic in topics:
         for limit, reader in ((1, None), (3, "2"), (10, None), (10, "4")):
             indexed = recall_queries.session_records(
@@ -232,7 +233,7 @@ def test_the_recall_tool_uses_the_index(memory: Any, db: Any, editor: Any, admin
     assert "fts" not in _plan(db, "ch")
     # One user's newest records come straight from (user_id, recorded_at).
     assert "ix_chatmem_session_user_recorded" in _explain(
-        db, recall_queries._OWN_NEWEST_RECORDS.params(user_id="2", limit=10)
+        db, records.OWN_NEWEST_RECORDS.params(user_id="2", limit=10)
     )
 
 
@@ -309,17 +310,19 @@ def test_the_windows_stop_early_and_hand_rare_topics_to_the_index(
         words += ["edge"] if number in (39, 34) else []  # the 1st and the 6th newest
         _record(db, number, " ".join(words))
     db.session.commit()
-    monkeypatch.setattr(recall_queries, "WINDOWS", (5, 20))
+    monkeypatch.setattr(records, "WINDOWS", (5, 20))
 
     def newest(topic: str, limit: int) -> tuple[list[str], int]:
         found: list[Any] = []
         ran = _statements(
             db,
             lambda: found.extend(
-                recall_queries.session_records(db.session(), topic=topic, limit=limit)
+                records.newest_matches(db.session(), [topic], limit=limit, scan=False, user_id=None)
             ),
         )
-        scanned = recall_queries.session_records(db.session(), topic=topic, limit=limit, scan=True)
+        scanned = records.newest_matches(
+            db.session(), [topic], limit=limit, scan=True, user_id=None
+        )
         assert [r.id for r in found] == [r.id for r in scanned], topic
         return [r.id for r in found], _windows(ran)
 

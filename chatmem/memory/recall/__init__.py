@@ -1,35 +1,28 @@
 """The queries behind the `recall` tool.
 
-`topic` is a case-insensitive substring over guidance title and text and over
-session summaries and digests. Guidance is returned one bounded page at a
-time in recall's order (see `recall_page`), sessions newest first.
+Guidance: without a topic, one bounded page at a time in recall's order
+(see `recall_page`); with one, the ranked answer to it as a question (see
+`ranked`). Session records: the newest, or a topic's best among the newest
+matches (see `records`).
 
-The predicate is always the plain scan's (`lower(column) LIKE '%topic%'`); on
-SQLite an FTS5 trigram index first narrows the rows it is applied to, and on
-PostgreSQL a pg_trgm index serves the predicate itself (see `search`). Either
-way the answer is the scan's answer, only sooner.
+`guidance(topic=...)` and `scan=True` keep the substring rule: the topic as
+written, a case-insensitive substring of title or text. It is the reference
+the indexes are held to (an FTS5 trigram index narrows its rows on SQLite,
+a pg_trgm index serves its predicate on PostgreSQL; see `search`), and the
+fallback when the per-revision cache is not at hand.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
-    DateTime,
-    Executable,
-    Integer,
-    Row,
-    String,
     and_,
-    bindparam,
     case,
     column,
     func,
-    literal,
     literal_column,
     or_,
     select,
@@ -37,18 +30,16 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session as OrmSession
 
-from .. import reads
 from ..models import (
     GUIDANCE_RECORD_COLUMNS,
     GUIDANCE_TYPES,
-    SESSION_RECORD_COLUMNS,
     Guidance,
-    Session,
     guidance_record,
     session_record,
 )
 from . import search, topic_index
 from .ranked import RankedGuidance
+from .ranking import Analyzer
 from .recall_page import (
     DEFAULT_LIMIT,
     Key,
@@ -61,14 +52,10 @@ from .recall_page import (
     page_of,
     query_of,
 )
+from .records import session_records
+from .search import ESCAPE, like_pattern
 
-ESCAPE = "/"
-
-
-def like_pattern(topic: str) -> str:
-    """`%topic%` with LIKE's wildcards taken literally."""
-    escaped = topic.lower().replace(ESCAPE, ESCAPE * 2).replace("%", "/%").replace("_", "/_")
-    return f"%{escaped}%"
+__all__ = ["ESCAPE", "like_pattern", "recall", "session_records"]
 
 
 def _contains(col: Any, pattern: str) -> ColumnElement[bool]:
@@ -102,21 +89,6 @@ def topic_filter(
 _ACTIVE_GUIDANCE = select(*GUIDANCE_RECORD_COLUMNS).where(
     Guidance.status == "publish", Guidance.enabled.is_(True)
 )
-_RECORDS = select(*SESSION_RECORD_COLUMNS).where(Session.recorded_at.is_not(None))
-_NEWEST = (Session.recorded_at.desc(), Session.id)
-_NEWEST_RECORDS = _RECORDS.order_by(*_NEWEST).limit(bindparam("limit", type_=Integer))
-# One user's records: `ix_chatmem_session_user_recorded (user_id, recorded_at)`
-# hands them over newest first, so the LIMIT stops the walk on both engines.
-_OWN = Session.user_id == bindparam("user_id")
-_OWN_NEWEST_RECORDS = (
-    _RECORDS.where(_OWN).order_by(*_NEWEST).limit(bindparam("limit", type_=Integer))
-)
-
-
-# The windows of newest records the first, index-free passes over sessions
-# read, smallest first: a topic absent from the first is rare enough for the
-# index.
-WINDOWS = (100, 1000)
 # A topic the SQLite index finds in fewer guidance entries than this is
 # rare: the index serves it. A common one is served better by scanning the
 # active entries.
@@ -199,136 +171,6 @@ def guidance(
     return Page([guidance_record(r) for r in rows[:limit]], total, next_cursor)
 
 
-# The statements of a topic over session records, built once per shape
-# (own records or everyone's): building and compiling them on every call
-# cost more than running them. The topic comes in as `pattern` (and the
-# FTS5 `phrase`), the sizes as `limit` and `skip`.
-_PATTERN = bindparam("pattern", type_=String)
-_MATCHES = or_(
-    func.lower(Session.summary).like(_PATTERN, escape=ESCAPE),
-    func.lower(Session.digest).like(_PATTERN, escape=ESCAPE),
-)
-_LIMIT = bindparam("limit", type_=Integer)
-_SESSION_FTS = "chatmem_session_fts"
-_FTS_HITS = select(table(_SESSION_FTS, column("rowid")).c.rowid).where(
-    literal_column(_SESSION_FTS).op("MATCH")(bindparam("phrase", type_=String))
-)
-_ROWID: ColumnElement[int] = literal_column("chatmem_session.rowid")
-# SQLite's unary + keeps a term off the indexes: with the plain user term the
-# planner walked all of a user's records by (user_id, recorded_at) to skip
-# the sort, checking each against the FTS5 candidates (a user with 10,000
-# records: 8 ms for an absent topic instead of 0.5 ms).
-_OWN_UNINDEXED: ColumnElement[bool] = literal_column("+chatmem_session.user_id") == bindparam(
-    "user_id"
-)
-
-
-# Before any session was recorded: a window wider than the history is all of it.
-_BEGINNING = literal(datetime(1970, 1, 1), DateTime)
-
-
-@dataclass(frozen=True)
-class _TopicStatements:
-    window: Executable  # matches among the newest `skip`+1 records, newest first
-    scan: Executable  # matches, newest first, by the plain predicate
-    fts: Executable  # the same, narrowed by the FTS5 index first (SQLite)
-    pg: Executable  # the same, the pg_trgm indexes kept apart from the LIMIT
-
-
-def _topic_statements(own: bool) -> _TopicStatements:
-    records = _RECORDS.where(_OWN) if own else _RECORDS
-    times = select(Session.recorded_at).where(Session.recorded_at.is_not(None))
-    times = times.where(_OWN) if own else times
-    # The window is a bound on recorded_at (the `skip`+1-th newest time, an
-    # index-only walk), not a LIMITed derived table: SQLite sorted that table
-    # whole before keeping `limit`; this walk stops at the `limit`-th match.
-    # One statement: on PostgreSQL each round trip costs more than the walk.
-    cutoff = (
-        times.order_by(Session.recorded_at.desc())
-        .offset(bindparam("skip", type_=Integer))
-        .limit(1)
-        .scalar_subquery()
-    )
-    # Without LIMIT in sight the planner picks the pg_trgm indexes; with it,
-    # it would walk recorded_at hoping for early matches (all rows for a rare
-    # topic). MATERIALIZED keeps the two apart. The matches come out whole,
-    # not as ids to look up again: fetching each row twice took longer than
-    # the search.
-    hits = records.where(_MATCHES).cte("topic_hits").prefix_with("MATERIALIZED")
-    return _TopicStatements(
-        window=records.where(_MATCHES, Session.recorded_at >= func.coalesce(cutoff, _BEGINNING))
-        .order_by(*_NEWEST)
-        .limit(_LIMIT),
-        scan=records.where(_MATCHES).order_by(*_NEWEST).limit(_LIMIT),
-        fts=(_RECORDS.where(_OWN_UNINDEXED) if own else _RECORDS)
-        .where(_ROWID.in_(_FTS_HITS), _MATCHES)
-        .order_by(*_NEWEST)
-        .limit(_LIMIT),
-        pg=select(hits).order_by(hits.c.recorded_at.desc(), hits.c.id).limit(_LIMIT),
-    )
-
-
-_TOPIC_STATEMENTS = {own: _topic_statements(own) for own in (False, True)}
-
-
-def _indexed(
-    db: OrmSession, statements: _TopicStatements, topic: str, params: dict[str, Any]
-) -> Executable:
-    """The whole-history pass this engine has for `topic` (adding the FTS phrase it needs)."""
-    connection = db.connection()
-    if connection.engine.dialect.name == "postgresql":
-        return statements.pg
-    if search.fts_table(connection.engine, connection, "chatmem_session", topic):
-        params["phrase"] = search.match_phrase(topic.lower())
-        return statements.fts
-    return statements.scan  # no trigram for this topic (or this SQLite)
-
-
-def session_records(
-    db: OrmSession,
-    *,
-    topic: str | None = None,
-    limit: int = 10,
-    scan: bool = False,
-    user_id: str | None = None,
-) -> list[Row[Any]]:
-    """The newest records (rows of SESSION_RECORD_COLUMNS) matching `topic`.
-
-    `user_id` keeps one user's records only (None: everyone's). It is part
-    of every pass, the scan included, so the reference path answers the same.
-
-    A common topic is best served by walking the newest records and stopping
-    at `limit` matches; a rare one by the trigram index. So the first passes
-    scan only windows of the newest records (WINDOWS): if one finds `limit`
-    matches they are exactly the newest matches overall. One that finds
-    none, or the last window falling short, hands over to the indexed pass
-    over the whole history. The same on both engines: no probe of the index
-    first, which cost a common topic more (1-2 ms on SQLite, listing its
-    candidates) than the first window costs a rare one (0.1-0.5 ms).
-    """
-    own = user_id is not None
-    if not topic:
-        if own:
-            return reads.rows(db, _OWN_NEWEST_RECORDS, {"limit": limit, "user_id": user_id})
-        return reads.rows(db, _NEWEST_RECORDS, {"limit": limit})
-    statements = _TOPIC_STATEMENTS[own]
-    params: dict[str, Any] = {"pattern": like_pattern(topic), "limit": limit}
-    if own:
-        params["user_id"] = user_id
-    if scan:
-        return reads.rows(db, statements.scan, params)
-    indexed = _indexed(db, statements, topic, params)
-    # Ties at a window's cutoff all come in, so a window is a prefix of the
-    # order: `limit` matches in it are the newest overall.
-    for window in WINDOWS:
-        found = reads.rows(db, statements.window, {**params, "skip": window - 1})
-        if len(found) == limit:
-            return found
-        if not found:
-            break  # not even one among the newest: the index is quicker than a wider window
-    return reads.rows(db, indexed, params)
-
-
 def recall(
     db: OrmSession,
     *,
@@ -398,6 +240,13 @@ def recall(
         "cursor": shown.cursor,
         "sessions": [
             session_record(s)
-            for s in session_records(db, topic=topic, limit=limit, scan=scan, user_id=user_id)
+            for s in session_records(
+                db,
+                topic=topic,
+                limit=limit,
+                scan=scan,
+                user_id=user_id,
+                analyzer=ranked.index.analyzer if ranked else Analyzer(),
+            )
         ],
     }

@@ -22,7 +22,7 @@ import math
 import re
 import threading
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -43,6 +43,8 @@ _CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900
 
 def words(text: str) -> list[str]:
     """The text's words, folded (NFKC, case) but not stemmed."""
+    if text.isascii():  # most text: NFKC and the CJK split change nothing
+        return _WORD.findall(text.lower())
     folded = unicodedata.normalize("NFKC", text).casefold()
     return _WORD.findall(_CJK.sub(r" \1 ", folded))
 
@@ -54,36 +56,42 @@ class Analyzer:
     language: str = "english"
 
     def terms(self, text: str) -> list[str]:
-        return [term for _word, term in self.pairs(text)]
+        stop, stems = self._stop(), _stems(self.language)
+        return [stems[w] for w in words(text) if w not in stop]
 
     def pairs(self, text: str) -> list[tuple[str, str]]:
         """Each kept word of the text with its term (stem)."""
-        stop = ENGLISH if self.language == "english" else frozenset()
-        stem = _stems(self.language)
-        return [(w, stem(w)) for w in words(text) if w not in stop]
+        stop, stems = self._stop(), _stems(self.language)
+        return [(w, stems[w]) for w in words(text) if w not in stop]
+
+    def _stop(self) -> frozenset[str]:
+        return ENGLISH if self.language == "english" else frozenset()
+
+
+class _Stems(dict[str, str]):
+    """A language's stems, each word stemmed once per process.
+
+    Snowball in pure Python costs ~35 µs a word; a site's vocabulary is a few
+    tens of thousands of words. A known word is a dict look-up in C.
+    """
+
+    def __init__(self, language: str) -> None:
+        super().__init__()
+        self.stemmer = None if language == "simple" else snowballstemmer.stemmer(language)
+        self.lock = threading.Lock()  # the Snowball stemmer keeps state while it works
+
+    def __missing__(self, word: str) -> str:
+        if self.stemmer is None:
+            return word
+        with self.lock:
+            stem: str = self.stemmer.stemWord(word)
+        self[word] = stem
+        return stem
 
 
 @cache
-def _stems(language: str) -> Callable[[str], str]:
-    """The language's stemmer, remembering every word it stemmed.
-
-    Snowball in pure Python costs ~35 µs a word; a site's vocabulary is a few
-    tens of thousands of words, so each is stemmed once per process.
-    """
-    if language == "simple":
-        return str
-    stemmer = snowballstemmer.stemmer(language)
-    known: dict[str, str] = {}
-    lock = threading.Lock()  # the Snowball stemmer keeps state while it works
-
-    def stem(word: str) -> str:
-        found = known.get(word)
-        if found is None:
-            with lock:
-                found = known[word] = stemmer.stemWord(word)
-        return found
-
-    return stem
+def _stems(language: str) -> _Stems:
+    return _Stems(language)
 
 
 # One entry's terms: their weighted frequencies, and the entry's weighted length.

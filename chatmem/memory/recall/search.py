@@ -40,6 +40,14 @@ from ..models import Guidance, Session
 log = logging.getLogger("chatmem")
 
 MIN_TOPIC = 3  # a trigram index cannot narrow a shorter substring
+ESCAPE = "/"
+
+
+def like_pattern(topic: str) -> str:
+    """`%topic%` with LIKE's wildcards taken literally."""
+    escaped = topic.lower().replace(ESCAPE, ESCAPE * 2).replace("%", "/%").replace("_", "/_")
+    return f"%{escaped}%"
+
 
 # table -> (FTS table, rowid column of the content table, indexed columns)
 _FTS: dict[str, tuple[str, str, tuple[str, ...]]] = {

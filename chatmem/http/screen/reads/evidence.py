@@ -23,7 +23,8 @@ from sqlalchemy.orm import Session as OrmSession
 
 from ....memory.fields import fold
 from ....memory.models import Guidance, LedgerEntry
-from ....memory.recall import ESCAPE, like_pattern, search
+from ....memory.recall import search
+from ....memory.recall.search import ESCAPE, like_pattern
 
 SIMILAR_SHOWN = 5
 LEDGER_SHOWN = 10

@@ -315,3 +315,17 @@ def test_session_records_answer_a_question_best_first_and_stay_private(
         "sessions"
     ]
     assert written["id"] == "r001"
+
+
+def test_rest_and_mcp_find_a_fact_by_a_question(app: Flask, make_token: Any) -> None:
+    with app.app_context():
+        keys = seed(app.extensions["test_host"]["db"])
+    client = app.test_client()
+    token = make_token("editor")
+    question = {"topic": "which days may I deploy to production?", "guidance_limit": 3}
+    rest = client.post(REST, json=question, headers={"Authorization": f"Bearer {token}"})
+    mcp = mcp_call(client, token, None, "recall", question)
+    for answer in (rest.json, mcp.json["result"]["structuredContent"]):
+        first = answer["guidance"][0]
+        assert keys[first["id"]] == "deploys"
+        assert first["match"]["terms"] == ["deploy", "production"]

@@ -27,8 +27,8 @@ RECALL_INPUT: dict[str, Any] = {
             "description": (
                 "Keywords or a question. Guidance comes ranked: guardrails whose target it "
                 "names, then entries holding it as written, then entries by relevance "
-                "(none when nothing matches well). Session summaries: a case-insensitive "
-                "substring, newest first."
+                "(none when nothing matches well). Session records: the best of the newest "
+                "that hold its words."
             ),
         },
         "limit": {

@@ -102,6 +102,8 @@ REDACTION_TESTS = ("tests/test_text.py", "tests/test_redaction.py")
 #: The one mapping of target -> module and focused tests. Modules move: the paths
 #: are here only (the hand-made mutants and tests/MUTANTS.md name the target or
 #: the module's path, and `resolve` accepts either).
+RANKED_TESTS = ("tests/test_recall_ranked.py", "tests/test_recall_page.py")
+
 TARGETS = {
     # The one path: lookup, switch, authorize, session, guard, run, ledger.
     "dispatch": Target("chatmem/dispatch.py", DISPATCH_TESTS),
@@ -155,6 +157,13 @@ TARGETS = {
             "tests/test_recall_topic_index.py",
             "tests/test_recall_page.py",
         ),
+    ),
+    # Ranked recall: words and stems, BM25, the answer's tiers, order and cursor.
+    "ranking": Target("chatmem/memory/recall/ranking.py", RANKED_TESTS),
+    "ranked": Target("chatmem/memory/recall/ranked.py", RANKED_TESTS),
+    "records": Target(
+        "chatmem/memory/recall/records.py",
+        (*RANKED_TESTS, "tests/test_recall_index.py", "tests/test_recall_privacy.py"),
     ),
     # The revision cache and the guardrail check that fails closed when a host hook raises.
     "revision": Target(

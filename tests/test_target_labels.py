@@ -57,9 +57,19 @@ def edit(memory: Any, editor: Any, post_id: int) -> dict[str, Any]:
 def test_labels_are_read_in_one_spelling() -> None:
     assert canonical_label(" Topic:014 ") == "topic:14"
     assert canonical_label("author:John") == "author:john"
+    # Only the first colon splits: the id rule reads what follows it whole.
+    assert canonical_label("forum:eu:042") == "forum:eu:042"
     assert [canonical_label(v) for v in ("", ":", "topic:", True, None)] == [None] * 5
     assert parse_target("label:Forum:02", "chatmem").value == "forum:2"
     assert parse_target("label:", "chatmem").key is None
+
+
+def test_a_lone_string_from_the_hook_is_one_label(memory: Any, db: Any, editor: Any) -> None:
+    memory.target_labels(lambda tool, arguments: "author:jane")
+    guard(db, "label:author:john")
+    assert edit(memory, editor, 7) == {"id": 7, "title": "x"}
+    jane = guard(db, "label:author:jane")
+    assert edit(memory, editor, 7)["refused"]["guidance_id"] == jane.id
 
 
 def test_a_guardrail_on_any_label_of_a_call_refuses_it(labelled: Any, db: Any, editor: Any) -> None:
@@ -152,6 +162,7 @@ def test_without_the_hook_a_label_target_never_matches_and_says_so(
         "this target never matches: the site gives tool calls no labels (target_labels)"
     )
     assert target_warning("label:author:john", "chatmem", [], labels_known=True) is None
+    assert target_warning("label:author:john", "chatmem", []) is None  # known unless told
 
 
 def test_upkeep_flags_a_label_whose_object_is_gone(labelled: Any, db: Any) -> None:

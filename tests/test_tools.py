@@ -297,6 +297,7 @@ def test_other_values_of_integer_fields_are_refused(
 def test_integer_text_is_converted_up_to_19_digits(memory: Any, editor: Any) -> None:
     """19 digits fit a 64-bit integer; longer text stays text (Python refuses 4,300+ digits)."""
     register(memory, "counts", COUNTS)
+    assert memory.call_tool("counts", {"count": "7"}, user=editor)["got"]["count"] == 7  # one digit
     got = memory.call_tool("counts", {"count": "9" * 18, "maybe": "1" * 19}, user=editor)["got"]
     assert got == {"count": int("9" * 18), "maybe": int("1" * 19)}
     for text in ("1" * 20, "9" * 5000):

@@ -136,7 +136,9 @@ def _told(resolve: LabelResolver | None) -> LabelResolver | None:
 
     def labels(tool_name: str, arguments: Any) -> Any:
         try:
-            return list(resolve(tool_name, arguments))
+            found = resolve(tool_name, arguments)
+            # A generator runs here, inside the try; a lone string stays one label.
+            return found if found is None or isinstance(found, str) else list(found)
         except Exception as error:
             raise _LabelsFailed() from error
 

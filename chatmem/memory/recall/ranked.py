@@ -24,47 +24,28 @@ cursor keeps its place by key, as closely as the new scores allow.
 from __future__ import annotations
 
 import heapq
+import struct
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..models import GUIDANCE_TYPES
 from .ranking import Analyzer, RankedIndex, Scored, words
-from .recall_page import Ordered, Page, decode, encode
+from .recall_page import Key, Ordered, Page, decode, encode
 from .topic_index import SEPARATOR, TopicIndex
 
 TIERS = ("target", "phrase", "terms")
 RANKED_KEY_SIZE = 5  # a cursor's key: tier, score, and recall's order (type, approval, id)
 
-# An entry's place in the answer is one integer, compared in C: the tier,
-# then the score (whole millionths, higher first), then the place in
-# recall's order. Building a tuple per match cost more than the search.
-_SCORE_SCALE = 1_000_000
-_PLACE_BITS = 32
-_SCORE_BITS = 48
-_TIER_SHIFT = _PLACE_BITS + _SCORE_BITS
-_PLACE_MASK = (1 << _PLACE_BITS) - 1
-_SCORE_MAX = (1 << _SCORE_BITS) - 1
+
+def _bits(score: float) -> int:
+    """A score as an integer of the same order (IEEE 754 bits; scores are never negative)."""
+    return int(struct.unpack("<q", struct.pack("<d", score))[0])
 
 
-def _key(tier: int, score: int, place: int) -> int:
-    return (tier << _TIER_SHIFT) + ((_SCORE_MAX - score) << _PLACE_BITS) + place
-
-
-def _keys(tier: int, places: Iterable[int], scored: Scored) -> list[int]:
-    # A score is under a few thousand (a sum of idf * (K1 + 1) per term), so
-    # its millionths stay far below _SCORE_MAX.
-    get, base = scored.scores.get, (tier << _TIER_SHIFT) + (_SCORE_MAX << _PLACE_BITS)
-    return [base - (int(get(p, 0.0) * _SCORE_SCALE) << _PLACE_BITS) + p for p in places]
-
-
-def _place(key: int) -> int:
-    return key & _PLACE_MASK
-
-
-def _score(key: int) -> int:
-    return _SCORE_MAX - ((key >> _PLACE_BITS) & _SCORE_MAX)
+def _score_of(bits: int) -> float:
+    return float(struct.unpack("<d", struct.pack("<q", bits))[0])
 
 
 def target_words(target: str) -> frozenset[str]:
@@ -119,51 +100,80 @@ class RankedGuidance:
         query: object,
         min_match: float,
     ) -> Page[dict[str, Any]]:
-        """One page of the ranked answer, each entry saying why it matched."""
+        """One page of the ranked answer, each entry saying why it matched.
+
+        Each tier is a list of places in recall's order; `heapq.nlargest`
+        by score keeps the earlier place first on a tie, which is the
+        answer's order, so only the page is sorted (a key per match cost
+        more than the search).
+        """
         scored = self.index.search(topic)
-        asked = set(words(topic))
-        named = {place for place, needed in self.targets if needed <= asked}
-        phrase = set(self.phrases.places(topic)) - named if SEPARATOR not in topic else set()
-        rest = scored.scores.keys() - named - phrase
-        keys = [*_keys(0, named, scored), *_keys(1, phrase, scored), *_keys(2, rest, scored)]
-        if (
-            not named
-            and not phrase
-            and (not keys or scored.coverage(_place(min(keys))) < min_match)
-        ):
-            return Page([], 0, None)  # abstain: no entry holds enough of the question
+        tiers = self._tiers(topic, scored)
+        named, phrase, rest = tiers
+        score = scored.scores.__getitem__  # every place of every tier has a score now
+        if not named and not phrase:
+            best = heapq.nlargest(1, rest, key=score)
+            if not best or scored.coverage(best[0]) < min_match:
+                return Page([], 0, None)  # abstain: no entry holds enough of the question
         if type:  # a type's entries are one run of places, since type leads the order
             low, high = self._run_of(type)
-            keys = [k for k in keys if low <= _place(k) < high]
-        total = len(keys)
+            tiers = [t[bisect_left(t, low) : bisect_left(t, high)] for t in tiers]
+        total = sum(map(len, tiers))
         if cursor is not None:
-            tier, score, *order = decode(cursor, query, size=RANKED_KEY_SIZE)
-            # The first place past the cursor's entry in recall's order (it may be gone since).
-            after = _key(tier, score, bisect_right(self.approved.keys, tuple(order))) - 1
-            keys = [k for k in keys if k > after]
-        top = heapq.nsmallest(limit + 1, keys)
-        shown = top[:limit]
+            tiers = self._after(tiers, decode(cursor, query, size=RANKED_KEY_SIZE), score)
+        shown: list[tuple[int, int]] = []  # (tier, place)
+        for tier, places in enumerate(tiers):
+            best = heapq.nlargest(limit + 1 - len(shown), places, key=score)
+            shown += [(tier, place) for place in best]
         following = None
-        if len(top) > limit:
-            last = shown[-1]
-            tier, score = last >> _TIER_SHIFT, _score(last)
-            following = encode((tier, score, *self.approved.keys[_place(last)]), query)
-        start = total - len(keys)
-        items = [self._explained(k, start + n + 1, scored) for n, k in enumerate(shown)]
+        if len(shown) > limit:
+            tier, place = shown[limit - 1]
+            last = (tier, _bits(score(place)), *self.approved.keys[place])
+            following = encode(last, query)
+        start = total - sum(map(len, tiers))
+        items = [
+            self._explained(tier, place, start + n + 1, scored)
+            for n, (tier, place) in enumerate(shown[:limit])
+        ]
         return Page(items, total, following)
+
+    def _tiers(self, topic: str, scored: Scored) -> list[list[int]]:
+        """The places of named guardrails, of the phrase, and of the other matches, ascending."""
+        asked = set(words(topic))
+        named = [place for place, needed in self.targets if needed <= asked]
+        phrase = self.phrases.places(topic) if SEPARATOR not in topic else []
+        taken = set(named)
+        if taken:
+            phrase = [p for p in phrase if p not in taken]
+        taken.update(phrase)
+        scores = scored.scores
+        rest = sorted(scores.keys() - taken)
+        for place in taken - scores.keys():  # a guardrail or a phrase may hold none of the terms
+            scores[place] = 0.0
+        return [named, phrase, rest]
+
+    def _after(
+        self, tiers: list[list[int]], key: Key, score: Callable[[int], float]
+    ) -> list[list[int]]:
+        """The tiers' places that come after the cursor's entry."""
+        tier, bits, *order = key
+        floor = _score_of(bits)
+        # The first place past the cursor's entry in recall's order (it may be gone since).
+        first = bisect_right(self.approved.keys, tuple(order))
+        now = [p for p in tiers[tier] if (s := score(p)) < floor or (s == floor and p >= first)]
+        return [*([] for _ in tiers[:tier]), now, *tiers[tier + 1 :]]
 
     def _run_of(self, type: str) -> tuple[int, int]:
         rank = GUIDANCE_TYPES.index(type)
         keys = self.approved.keys
         return bisect_left(keys, (rank,)), bisect_left(keys, (rank + 1,))
 
-    def _explained(self, key: int, rank: int, scored: Scored) -> dict[str, Any]:
-        place = _place(key)
+    def _explained(self, tier: int, place: int, rank: int, scored: Scored) -> dict[str, Any]:
         return {
             **self.approved.items[place],
             "match": {
                 "rank": rank,
-                "why": TIERS[key >> _TIER_SHIFT],
+                "why": TIERS[tier],
                 "score": round(scored.scores.get(place, 0.0), 3),
                 "terms": scored.words_held(place),
             },

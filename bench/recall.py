@@ -199,13 +199,14 @@ def ranked_path(db: Any, memory: Any, name: str, rounds: int, sessions: int) -> 
     snapshot = memory.snapshot()
     approved = memory.approved_guidance(snapshot)
     ranked = memory.ranked_guidance(snapshot)
+    min_match = memory.settings.recall_min_match
     for topic, kind in (
         ("kubernetes", "rare"),
         ("invoice", "common"),
         ("which invoice template moved the kubernetes config?", "question"),
         ("zebra crossing", "absent"),
     ):
-        filters = {"topic": topic, "limit": 10, "user_id": "2", "min_match": 0.15}
+        filters = {"topic": topic, "limit": 10, "user_id": "2", "min_match": min_match}
         found = recall(db.session(), approved=approved, ranked=ranked, **filters)
         samples: list[float] = []
         for _ in range(rounds):

@@ -261,14 +261,14 @@ def _explain(db: Any, query: Any) -> str:
     return "\n".join(row[0] for row in rows)
 
 
-def _record(db: Any, number: int, summary: str) -> None:
+def _record(db: Any, number: int, summary: str, user: tuple[str, str] = ("2", "editor")) -> None:
     """Record `number`, recorded `number` minutes into the day: higher is newer."""
     at = datetime(2026, 2, 1) + timedelta(minutes=number)
     db.session.add(
         Session(
             id=f"w{number:04d}",
-            user_id="2",
-            user_name="editor",
+            user_id=user[0],
+            user_name=user[1],
             channel="python",
             started_at=at,
             last_seen_at=at,

@@ -17,12 +17,13 @@ from flask import Flask
 from sqlalchemy import insert
 
 from chatmem.memory import fields, guidance, switches
-from chatmem.memory.models import Guidance, Session
+from chatmem.memory.models import Guidance
 from tests.demo_client import DemoClient, tool_results
 from tests.demo_story import approve
 from tests.hostapp import USERS, reconfigure
 from tests.recall_questions import ABSENT, ENTRIES, QUESTIONS
 from tests.test_mcp_hot_path import call as mcp_call
+from tests.test_recall_index import _record
 
 START = datetime(2026, 3, 1, 12, 0, 0)
 REST = "/chatmem/api/tools/recall"
@@ -277,44 +278,27 @@ def test_the_chat_finds_a_fact_by_a_question(demo_app: Flask) -> None:
     assert found["match"]["terms"] == ["shipping", "free"]
 
 
-def _session(db: Any, number: int, user: tuple[str, str], summary: str) -> None:
-    at = START + timedelta(hours=number)  # higher is newer
-    db.session.add(
-        Session(
-            id=f"r{number:03d}",
-            user_id=user[0],
-            user_name=user[1],
-            channel="python",
-            started_at=at,
-            last_seen_at=at,
-            ended_at=at,
-            recorded_at=at,
-            summary=summary,
-        )
-    )
-
-
 def test_session_records_answer_a_question_best_first_and_stay_private(
     memory: Any, db: Any, admin: Any
 ) -> None:
     editor = ("2", "editor")
-    _session(db, 1, editor, "Changed the header logo to the new SVG.")
-    _session(db, 2, editor, "Moved the search box into the header menu.")
-    _session(db, 3, editor, "Fixed a typo in the footer.")
-    _session(db, 4, ("1", "admin"), "Changed the header colours for the sale.")
-    _session(db, 5, editor, "Header changes: none today, only a changed footer link.")
+    _record(db, 1, "Changed the header logo to the new SVG.", user=editor)
+    _record(db, 2, "Moved the search box into the header menu.", user=editor)
+    _record(db, 3, "Fixed a typo in the footer.", user=editor)
+    _record(db, 4, "Changed the header colours for the sale.", user=("1", "admin"))
+    _record(db, 5, "Header changes: none today, only a changed footer link.", user=editor)
     db.session.commit()
     question = {"topic": "did anyone change the header?", "limit": 10}
     mine = memory.call_tool("recall", question, user=USERS["editor"])["sessions"]
     # Both words first (the newer of equal scores first), then one of them; never the footer.
-    assert [s["id"] for s in mine] == ["r005", "r001", "r002"]
+    assert [s["id"] for s in mine] == ["w0005", "w0001", "w0002"]
     everyone = memory.call_tool("recall", question, user=admin)["sessions"]
-    assert {s["id"] for s in everyone} == {"r001", "r002", "r004", "r005"}
+    assert {s["id"] for s in everyone} == {"w0001", "w0002", "w0004", "w0005"}
     # The topic as written comes first, however the words score.
     [written, *_rest] = memory.call_tool("recall", {"topic": "the new SVG"}, user=USERS["editor"])[
         "sessions"
     ]
-    assert written["id"] == "r001"
+    assert written["id"] == "w0001"
 
 
 def test_rest_and_mcp_find_a_fact_by_a_question(app: Flask, make_token: Any) -> None:

@@ -154,10 +154,13 @@ class RankedIndex:
         terms = tuple(spoken)
         idf = {term: self.idf(term) for term in terms}
         scores: dict[int, float] = {}
-        get = scores.get
         for term in terms:
-            weight = idf[term]
-            for place, part in self.postings.get(term, {}).items():
+            weight, posting = idf[term], self.postings.get(term, {})
+            if not scores:  # the first term fills the scores in one C-speed pass
+                scores = {place: weight * part for place, part in posting.items()}
+                continue
+            get = scores.get
+            for place, part in posting.items():
                 scores[place] = get(place, 0.0) + weight * part
         return Scored(self, terms, spoken, idf, scores)
 

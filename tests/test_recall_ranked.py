@@ -246,6 +246,15 @@ def test_odd_questions_get_an_answer_or_a_clear_refusal_on_every_channel(
     assert mcp.json["result"]["structuredContent"] == rest.json
 
 
+def test_invisible_characters_in_a_question_are_dropped_not_searched(memory: Any, db: Any) -> None:
+    ids = seed(db)
+    plain = ask(memory, "checkout stylesheet")
+    split = ask(memory, "check\u200bout style\u2063sheet\u202e")
+    assert ids[split["guidance"][0]["id"]] == "checkout-css"
+    assert split == plain
+    assert ask(memory, "\u200b\u200b")["guidance_total"] == len(ENTRIES)  # no topic left
+
+
 @pytest.mark.parametrize("topic", ["", "word " * 200, "checkout\x00page", "\x00"])
 def test_what_the_schema_refuses_is_invalid_params(app: Flask, make_token: Any, topic: str) -> None:
     client = app.test_client()

@@ -9,6 +9,7 @@ CHATMEM_TEST_DATABASE_URL, on PostgreSQL.
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -210,6 +211,35 @@ def test_han_text_is_searched_character_by_character(memory: Any, db: Any) -> No
     assert phrase["match"]["why"] == "phrase"
     [terms] = ask(memory, "页面的样式是什么")["guidance"]
     assert terms["match"]["why"] == "terms"
+
+
+def test_compatibility_ideographs_nfkc_keeps_are_terms_of_their_own(memory: Any, db: Any) -> None:
+    # U+FA0E and U+FA0F are unified ideographs in the compatibility block:
+    # NFKC leaves them as they are, and they take no spaces either.
+    seed(db, [("compat", "fact", "Note", "\ufa0e\ufa0f\ufa11", None)])
+    [found] = ask(memory, "\ufa0f")["guidance"]
+    assert found["match"]["terms"] == ["\ufa0f"]
+
+
+def test_the_score_is_okapi_bm25_with_the_title_counted_twice(memory: Any, db: Any) -> None:
+    seed(
+        db,
+        [
+            ("a", "fact", "Zebra", "zebra lion", None),  # zebra: 2 (title) + 1; length 2 + 2
+            ("b", "fact", "Lion", "zebra tiger tiger", None),  # zebra: 1; length 2 + 3
+            ("c", "fact", "Tiger", "cat", None),  # length 2 + 1
+        ],
+    )
+    k1, b, average, idf = 0.9, 0.4, (4 + 5 + 3) / 3, math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))
+
+    def bm25(tf: float, length: float) -> float:
+        return round(idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average)), 3)
+
+    answer = ask(memory, "which zebra?")["guidance"]
+    assert [(g["title"], g["match"]["score"]) for g in answer] == [
+        ("Zebra", bm25(3, 4)),
+        ("Lion", bm25(1, 5)),
+    ]
 
 
 BAD_TOPICS = [

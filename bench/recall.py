@@ -208,19 +208,28 @@ def ranked_path(db: Any, memory: Any, name: str, rounds: int, sessions: int) -> 
     ):
         filters = {"topic": topic, "limit": 10, "user_id": "2", "min_match": min_match}
         found = recall(db.session(), approved=approved, ranked=ranked, **filters)
-        samples: list[float] = []
-        for _ in range(rounds):
-            samples += timed(
-                lambda f=filters: recall(db.session(), approved=approved, ranked=ranked, **f), 40
+        # First asked in this revision (the budget's case), and asked again
+        # (paging, another session's same question): the revision keeps a
+        # question's scores (`ranked.ANSWERS_KEPT`).
+        for when, forget in (("first ask", True), ("asked again", False)):
+            samples: list[float] = []
+
+            def ask(f: dict[str, Any] = filters, forget: bool = forget) -> Any:
+                if forget:
+                    ranked._answer.cache_clear()
+                return recall(db.session(), approved=approved, ranked=ranked, **f)
+
+            for _ in range(rounds):
+                samples += timed(ask, 40)
+            goal = {"rare": "p50 <= 2 ms", "common": "p50 <= 5 ms"}.get(kind, "") if forget else ""
+            line(
+                f"recall ranked tool path {kind} topic={topic!r}, {when}, own records [{name}]",
+                f"p50 {ms(statistics.median(samples))}, p95 {ms(percentile(samples, 95))}",
+                f"{len(found['guidance'])} of {found['guidance_total']:,} ranked guidance "
+                f"entries + {len(found['sessions'])} of {sessions:,} session records; "
+                f"{len(samples)} calls",
+                goal,
             )
-        goal = {"rare": "p50 <= 2 ms", "common": "p50 <= 5 ms"}.get(kind, "")
-        line(
-            f"recall ranked tool path {kind} topic={topic!r}, own records [{name}]",
-            f"p50 {ms(statistics.median(samples))}, p95 {ms(percentile(samples, 95))}",
-            f"{len(found['guidance'])} of {found['guidance_total']:,} ranked guidance entries "
-            f"+ {len(found['sessions'])} of {sessions:,} session records; {len(samples)} calls",
-            goal,
-        )
 
 
 def main() -> None:

@@ -79,21 +79,18 @@ RECALL_OUTPUT: dict[str, Any] = {
                         ),
                     },
                     "last_hit_at": _NULLABLE_TEXT,
+                    # Described, not spelled out as properties: a client that checks
+                    # results against this schema (the MCP SDK's does, with jsonschema)
+                    # spent 1.9 ms more per 50-entry page on them, about half a call.
                     "match": {
                         "type": "object",
                         "description": (
-                            "With a topic: why this entry matched. `why` is `target` (a "
-                            "guardrail on something the topic names), `phrase` (it holds the "
-                            "topic as written) or `terms`; `terms` are the topic's words it "
-                            "holds; `score` its BM25 score; `rank` its place in the answer."
+                            "With a topic: why this entry matched, as {rank, why, score, "
+                            "terms}. `rank` (integer) is its place in the answer; `why` is "
+                            "`target` (a guardrail on something the topic names), `phrase` "
+                            "(it holds the topic as written) or `terms`; `score` (number) is "
+                            "its BM25 score; `terms` (strings) are the topic's words it holds."
                         ),
-                        "properties": {
-                            "rank": {"type": "integer"},
-                            "why": {"type": "string", "enum": ["target", "phrase", "terms"]},
-                            "score": {"type": "number"},
-                            "terms": {"type": "array", "items": {"type": "string"}},
-                        },
-                        "required": ["rank", "why", "score", "terms"],
                     },
                 },
                 "required": ["id", "type", "title", "text"],

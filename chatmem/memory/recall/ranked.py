@@ -27,7 +27,8 @@ import heapq
 import struct
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..models import GUIDANCE_TYPES
@@ -37,6 +38,8 @@ from .topic_index import SEPARATOR, TopicIndex
 
 TIERS = ("target", "phrase", "terms")
 RANKED_KEY_SIZE = 5  # a cursor's key: tier, score, and recall's order (type, approval, id)
+# Questions whose scores a revision keeps (each up to one float per entry).
+ANSWERS_KEPT = 16
 
 
 def _bits(score: float) -> int:
@@ -67,6 +70,9 @@ class RankedGuidance:
     index: RankedIndex
     phrases: TopicIndex
     targets: tuple[tuple[int, frozenset[str]], ...]  # guardrails with a target, by place
+    _answer: Callable[[str], tuple[Scored, list[list[int]]]] = field(
+        init=False, repr=False, compare=False
+    )
 
     @classmethod
     def of(
@@ -107,8 +113,7 @@ class RankedGuidance:
         answer's order, so only the page is sorted (a key per match cost
         more than the search).
         """
-        scored = self.index.search(topic)
-        tiers = self._tiers(topic, scored)
+        scored, tiers = self._answer(topic)
         named, phrase, rest = tiers
         score = scored.scores.__getitem__  # every place of every tier has a score now
         if not named and not phrase:
@@ -136,6 +141,18 @@ class RankedGuidance:
             for n, (tier, place) in enumerate(shown[:limit])
         ]
         return Page(items, total, following)
+
+    def __post_init__(self) -> None:
+        # The revision's request cache (as Elasticsearch's is, until a
+        # refresh): an agent paging through an answer, or asking what another
+        # session just asked, is not scored again. Nothing in it outlives the
+        # revision, so freshness is the cache's own.
+        object.__setattr__(self, "_answer", lru_cache(maxsize=ANSWERS_KEPT)(self._scored))
+
+    def _scored(self, topic: str) -> tuple[Scored, list[list[int]]]:
+        """The question's scores and its tiers (read-only from here on: they are shared)."""
+        scored = self.index.search(topic)
+        return scored, self._tiers(topic, scored)
 
     def _tiers(self, topic: str, scored: Scored) -> list[list[int]]:
         """The places of named guardrails, of the phrase, and of the other matches, ascending."""

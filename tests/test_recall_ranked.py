@@ -340,6 +340,15 @@ def test_session_records_answer_a_question_best_first_and_stay_private(
     assert written["id"] == "w0001"
 
 
+def test_a_short_stem_finds_the_other_forms_of_its_word(memory: Any, db: Any) -> None:
+    # "cats" is looked for as `cat`, three letters: the shortest piece a trigram index takes.
+    _record(db, 1, "Fed the cat before the deploy.")
+    _record(db, 2, "Fixed the footer.")
+    db.session.commit()
+    found = memory.call_tool("recall", {"topic": "cats"}, user=USERS["editor"])["sessions"]
+    assert [s["id"] for s in found] == ["w0001"]
+
+
 def test_rest_and_mcp_find_a_fact_by_a_question(app: Flask, make_token: Any) -> None:
     with app.app_context():
         keys = seed(app.extensions["test_host"]["db"])

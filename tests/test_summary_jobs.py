@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 import pytest
@@ -463,6 +464,49 @@ def test_a_job_that_keeps_killing_its_worker_is_given_up(
     assert (job.status, job.attempts) == ("failed", 3)
     assert "lease expired" in job.last_error
     assert fake_llm.requests == []
+
+
+def test_a_worker_that_dies_mid_call_has_charged_only_the_job_in_flight(
+    app: Flask,
+    memory: Any,
+    db: Any,
+    admin: Any,
+    editor: Any,
+    fake_llm: FakeLLM,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    OPENAI.configure(app, fake_llm, monkeypatch, CHATMEM_JOB_LEASE_SECONDS=60)
+    auto_summarize(memory, admin)
+    session_ids = []
+    for i in range(3):
+        session_ids.append(memory.start_session(editor, "chat"))
+        memory.end_session(session_ids[-1], transcript=f"user: task {i}")
+    db.session.commit()
+    # The first call does not come back while it matters: to everyone else its
+    # worker is dead (it answers long after the lease, and is fenced off then).
+    fake_llm.enqueue(RESPONSES, 200, openai_text(SUMMARY), delay=6)
+    t0 = utcnow() + timedelta(seconds=1)
+
+    def doomed_worker() -> None:
+        with app.app_context():
+            memory.run_due_jobs(now=t0)
+
+    doomed = threading.Thread(target=doomed_worker)
+    doomed.start()
+    assert wait_for(lambda: len(fake_llm.requests) == 1)
+
+    tried = sorted((j.status, j.attempts) for j in map(partial(job_of, db), session_ids))
+    assert tried == [("queued", 0), ("queued", 0), ("running", 1)]
+
+    for _ in range(3):
+        fake_llm.enqueue(RESPONSES, 200, openai_text(SUMMARY))
+    assert memory.run_due_jobs(now=t0 + timedelta(seconds=61)).done == 3
+    doomed.join(20)
+    assert not doomed.is_alive()
+
+    assert len(fake_llm.requests) == 4  # the jobs, and the one call the death cost
+    done = sorted((j.status, j.attempts) for j in map(partial(job_of, db), session_ids))
+    assert done == [("done", 1), ("done", 1), ("done", 2)]
 
 
 # --- the transcript is kept only while the job may still use it (SPEC §9b) -----

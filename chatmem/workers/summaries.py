@@ -200,7 +200,11 @@ def run_due(
     now: datetime | None = None,
     limit: int = 20,
 ) -> Stats:
-    """Run the jobs due at `now`.
+    """Run up to `limit` jobs due at `now`, claiming each just before it runs.
+
+    One claim at a time: a worker killed mid-run has charged a try to the one
+    job in flight, not to every job it meant to run (a batch claimed up front
+    lost a try for each of them, and each waited out a lease).
 
     `provider` is None when summaries are digest only (provider `none`, or
     Auto-summarize off): due jobs are then finished at once without any
@@ -209,33 +213,34 @@ def run_due(
     """
     now = now or utcnow()
     stats = Stats()
-    claims = claim(db, policy, now=now, limit=limit)
-    stats.claimed = len(claims)
-    if not claims:
-        return stats
-    if provider is None:
-        for held in claims:
-            _finish(
-                db,
-                held,
-                summary=None,
-                note="skipped: summaries are digest only",
-                outcome="digest_only",
-            )
-            stats.skipped += 1
-        return stats
+    client: Provider | None = None
     try:
-        client = provider()
-    except ProviderError as exc:
-        # A setup mistake is not the jobs' fault: hand them back untouched
-        # (their try not counted) so they run once the setup is fixed.
-        for held in claims:
-            _release(db, held)
-        stats.errors.append(str(exc))
-        log.error("summary jobs not run: %s", exc)
-        return stats
-    try:
-        for held in claims:
+        while stats.claimed < limit:
+            claims = claim(db, policy, now=now, limit=1)
+            if not claims:
+                break
+            [held] = claims
+            stats.claimed += 1
+            if provider is None:
+                _finish(
+                    db,
+                    held,
+                    summary=None,
+                    note="skipped: summaries are digest only",
+                    outcome="digest_only",
+                )
+                stats.skipped += 1
+                continue
+            if client is None:
+                try:
+                    client = provider()
+                except ProviderError as exc:
+                    # A setup mistake is not the job's fault: hand it back
+                    # untouched (its try not counted) to run once it is fixed.
+                    _release(db, held)
+                    stats.errors.append(str(exc))
+                    log.error("summary jobs not run: %s", exc)
+                    break
             outcome = run_one(db, client, policy, held, now=now)
             setattr(stats, outcome, getattr(stats, outcome) + 1)
     finally:

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..errors import InvalidParams
 from ..text import Secrets, for_agents_record
+from ..text.invisible import strip_invisible
 from ..tools import CallContext, Tool, ToolRegistry
 from . import guidance, notify, screening, sessions, staleness
 from .fields import FIELDS_SCHEMA, TEXT_FIELD, TYPE_FIELD, WRITTEN
@@ -224,6 +225,10 @@ SUMMARY_OUTPUT: dict[str, Any] = {
 
 
 def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
+    if filters.get("topic"):
+        # A question is read, never stored: invisible characters (pasted, or
+        # put there to split a word) are dropped, so "check\u200bout" is checkout.
+        filters["topic"] = strip_invisible(filters["topic"])
     approved = ranked = None
     if context.snapshot is not None:
         # The guidance half comes from the per-revision cache (no query, a

@@ -30,7 +30,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session as OrmSession
 
-from ...text.invisible import strip_invisible
 from ..models import (
     GUIDANCE_RECORD_COLUMNS,
     GUIDANCE_TYPES,
@@ -205,10 +204,6 @@ def recall(
     Guidance comes a page at a time (`guidance_limit`, `cursor`); sessions
     are the newest `limit` records on every page.
     """
-    if topic:
-        # A question is read, never stored: invisible characters (pasted, or
-        # put there to split a word) are dropped, so "check\u200bout" is checkout.
-        topic = strip_invisible(topic)
     index = None
     if approved is not None and topic and not scan and topic_index.searchable(topic):
         index = topic_index.for_cache(db, approved)

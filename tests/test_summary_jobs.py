@@ -509,6 +509,33 @@ def test_a_worker_that_dies_mid_call_has_charged_only_the_job_in_flight(
     assert done == [("done", 1), ("done", 1), ("done", 2)]
 
 
+def test_each_claim_of_a_run_is_dated_when_it_is_made(
+    app: Flask,
+    memory: Any,
+    db: Any,
+    admin: Any,
+    editor: Any,
+    fake_llm: FakeLLM,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run's later claims hold a fresh lease: no other worker may take them at once."""
+    OPENAI.configure(app, fake_llm, monkeypatch, CHATMEM_JOB_LEASE_SECONDS=1)
+    auto_summarize(memory, admin)
+    session_ids = []
+    for i in range(2):
+        session_ids.append(memory.start_session(editor, "chat"))
+        memory.end_session(session_ids[-1], transcript=f"user: task {i}")
+    db.session.commit()
+    fake_llm.enqueue(RESPONSES, 200, openai_text(SUMMARY), delay=1.5)  # longer than the lease
+    fake_llm.enqueue(RESPONSES, 200, openai_text(SUMMARY))
+    assert memory.run_due_jobs().done == 2
+    first, second = sorted(map(partial(job_of, db), session_ids), key=lambda j: j.finished_at)
+    # Dated when the run began, the second claim's lease would have run out
+    # before it was made, and any worker sweeping then would run it too.
+    assert second.claimed_at >= first.finished_at
+    assert (first.attempts, second.attempts) == (1, 1)
+
+
 # --- the transcript is kept only while the job may still use it (SPEC §9b) -----
 
 
@@ -876,3 +903,40 @@ def test_init_app_starts_the_sweeper_on_the_first_request_only_outside_testing(
             memory.stop_background()
             db.engine.dispose()
     assert state.sweeper is None
+
+
+def test_start_background_starts_the_sweeper_before_any_request(tmp_path: Any) -> None:
+    from flask_sqlalchemy import SQLAlchemy
+
+    from chatmem import ChatMemory
+
+    db = SQLAlchemy()
+    memory = ChatMemory(db=db)
+    live = Flask("live")
+    live.config.update(
+        SQLALCHEMY_DATABASE_URI=f"sqlite:///{tmp_path / 'live.db'}",
+        CHATMEM_BACKGROUND_SWEEP_SECONDS=0.05,
+        TESTING=True,  # an explicit start is honoured even where requests start none
+    )
+    db.init_app(live)
+    memory.init_app(live)
+    state = live.extensions["chatmem"]
+    try:
+        with live.app_context():
+            memory.create_all()
+            assert memory.start_background() is True
+            first = state.sweeper
+            assert memory.start_background() is True  # a second call keeps the same thread
+        assert state.sweeper is first and first.alive
+        assert wait_for(lambda: first.runs >= 2)  # it sweeps with no request ever sent
+    finally:
+        with live.app_context():
+            memory.stop_background()
+            db.engine.dispose()
+    assert not first.alive
+
+    live.config["CHATMEM_BACKGROUND_SWEEP_SECONDS"] = 0
+    with live.app_context():
+        memory.reload_settings()
+        assert memory.start_background() is False  # the sweep is off: nothing started
+    assert live.extensions["chatmem"].sweeper is None

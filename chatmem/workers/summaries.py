@@ -209,14 +209,18 @@ def run_due(
     `provider` is None when summaries are digest only (provider `none`, or
     Auto-summarize off): due jobs are then finished at once without any
     call. Otherwise it is a factory, so a run with nothing due builds no
-    client at all. `now` is a parameter so tests can move time without sleeping.
+    client at all. `now` is a parameter so tests can move time without
+    sleeping; left out, each claim takes the clock's time as it is made. A
+    time read once would date the tenth claim of a long run as made when the
+    run began: its lease looks spent at once, and another worker runs the
+    same job again beside this one.
     """
-    now = now or utcnow()
     stats = Stats()
     client: Provider | None = None
     try:
         while stats.claimed < limit:
-            claims = claim(db, policy, now=now, limit=1)
+            at = now or utcnow()
+            claims = claim(db, policy, now=at, limit=1)
             if not claims:
                 break
             [held] = claims
@@ -251,9 +255,12 @@ def run_due(
 
 
 def run_one(
-    db: OrmSession, provider: Provider, policy: Policy, held: Claim, *, now: datetime
+    db: OrmSession, provider: Provider, policy: Policy, held: Claim, *, now: datetime | None
 ) -> str:
-    """Summarize one claimed session; returns 'done', 'retrying', 'failed' or 'skipped'."""
+    """Summarize one claimed session; returns 'done', 'retrying', 'failed' or 'skipped'.
+
+    A retry is scheduled from `now`, or from the clock once the provider has answered.
+    """
     session = db.get(Session, held.session_id)
     job = db.get(SummaryJob, held.job_id)
     if session is None or job is None:
@@ -291,7 +298,7 @@ def run_one(
                 kind="server",
             )
     except ProviderError as exc:
-        return _fail(db, policy, held, exc, now=now)
+        return _fail(db, policy, held, exc, now=now or utcnow())
     _finish(db, held, summary=summary[:SUMMARY_MAX], usage=reply.usage)
     return "done"
 

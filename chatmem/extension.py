@@ -59,22 +59,36 @@ class ChatMemory(MemoryCore):
         app.cli.add_command(chatmem_cli)
         _notices.install_session_events()
         if settings.background_sweep > timedelta(0) and not app.testing:
-            # Started on the first request, not here: a thread started before
-            # gunicorn forks its workers (--preload) would not survive the fork,
-            # and CLI commands should not start one at all.
-            app.before_request(self._start_sweeper)
+            # Started on the first request if not before (`start_background`
+            # from gunicorn's post_worker_init): a thread started here, before
+            # gunicorn forks its workers (--preload), would not survive the
+            # fork, and CLI commands should not start one at all.
+            app.before_request(self._start_on_request)
 
-    def _start_sweeper(self) -> None:
+    def start_background(self) -> bool:
+        """Start this app's in-process sweeper now, if CHATMEM_BACKGROUND_SWEEP_SECONDS is set.
+
+        Call it in the worker process, inside an app context: gunicorn's
+        ``post_worker_init`` hook (`chatmem.workers.gunicorn`) does, so a
+        worker that replaces a dead one sweeps before anyone sends it a
+        request. Otherwise the first request starts it. True when a sweeper
+        runs after the call; calling it again changes nothing.
+        """
         state = self._state()
-        if state.sweeper is not None:
-            return
-        with state.lock:
-            if state.sweeper is None:
-                from .workers.background import BackgroundSweeper
+        interval = self.settings.background_sweep.total_seconds()
+        if interval <= 0:
+            return False
+        if state.sweeper is None:
+            with state.lock:
+                if state.sweeper is None:
+                    from .workers.background import BackgroundSweeper
 
-                interval = self.settings.background_sweep.total_seconds()
-                state.sweeper = BackgroundSweeper(current_app._get_current_object(), interval)  # type: ignore[attr-defined]  # a LocalProxy method, not on Flask's type
-                state.sweeper.start()
+                    app = current_app._get_current_object()  # type: ignore[attr-defined]  # a LocalProxy method, not on Flask's type
+                    state.sweeper = BackgroundSweeper(app, interval).start()
+        return True
+
+    def _start_on_request(self) -> None:
+        self.start_background()  # a before_request hook must return None
 
     def stop_background(self, timeout: float = 10.0) -> None:
         """Stop this app's background sweeper, if one was started."""

@@ -101,7 +101,15 @@ def gunicorn(
     workers: int = 2,
     env: dict[str, str] | None = None,
     app_module: str = "tests.wsgi_host:app",
+    options: tuple[str, ...] = (),
+    probe: bool = True,
 ) -> Iterator[Server]:
+    """gunicorn serving `app_module`, with `options` added to its command line.
+
+    Ready when it has its workers and, with `probe`, one has answered
+    `GET /t/pid`; without it no request is sent (a worker's first request
+    starts things a test may want started otherwise).
+    """
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
@@ -115,6 +123,7 @@ def gunicorn(
         "--worker-class", "gthread", "--threads", "4",
         "--keep-alive", "30", "--timeout", "60", "--graceful-timeout", "3",
         "--chdir", str(ROOT), "--no-control-socket",
+        *options,
         app_module,
     ]  # fmt: skip
     with log.open("wb") as out:
@@ -129,17 +138,22 @@ def gunicorn(
     listener.close()
     server = Server(port=port, process=process, log=log)
     try:
-        _wait_ready(server, workers)
+        _wait_ready(server, workers, probe)
         yield server
     finally:
         _stop(process)
 
 
-def _wait_ready(server: Server, workers: int) -> None:
+def _wait_ready(server: Server, workers: int, probe: bool) -> None:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
             raise AssertionError(f"gunicorn exited early:\n{server.log_text()}")
+        if not probe:
+            if len(_worker_pids(server.process.pid)) >= workers:
+                return
+            time.sleep(0.1)
+            continue
         try:
             conn = server.connection()
             status, _data = conn.request("GET", "/t/pid")

@@ -1,9 +1,10 @@
-"""chatmem under a real gunicorn with two workers, on SQLite (WAL) and PostgreSQL.
+"""chatmem under a real gunicorn with several workers, on SQLite (WAL) and PostgreSQL.
 
 Each test starts its own server on a fresh schema built by the migrations,
 drives it over keep-alive HTTP connections pinned to each worker, and checks
 what a user would see: fresh blocks and guardrails on every worker, one
-winner per race, no half-applied write after a worker is killed.
+winner per race, no half-applied write after a worker is killed, and no
+provider call paid twice when workers are killed under their summary jobs.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import contextlib
 import http.client
 import json
 import os
+import random
 import signal
 import threading
 import time
@@ -31,6 +33,7 @@ from tests.conftest import dispose
 from tests.dbtools import drop_chatmem
 from tests.fake_llm import RESPONSES, FakeLLM, openai_text
 from tests.gunicorn_server import Connection, Server, gunicorn
+from tests.hostapp import USERS
 from tests.wsgi_host import build
 
 pytestmark = pytest.mark.slow
@@ -404,3 +407,96 @@ def test_a_summary_job_whose_worker_was_killed_is_run_again(
         record = db.session.get(SessionRecord, session_id)
         assert (job.status, job.attempts) == ("done", 2)
         assert (record.summary, record.summary_auto) == ("Retitled post 7 to Hi.", True)
+
+
+KILLED_JOBS = 60  # ended sessions waiting for a summary
+CALL_SECONDS = 0.5  # the fake provider's time per summary
+LATER_KILLS = 5  # single kills after the first volley, one every KILL_EVERY
+KILL_EVERY = 1.5
+
+
+def test_workers_killed_under_their_jobs_cost_at_most_the_call_in_flight(
+    deployed: Flask, database_url: str, tmp_path: Path, fake_llm: FakeLLM, provider_env: None
+) -> None:
+    """Four workers sweep on their own (the documented post_worker_init hook) while
+    being SIGKILLed: first all four at once, then one every 1.5 s.
+
+    No request is ever sent to the server, so every job is run by a sweeper
+    that started as its worker booted, replacements included. A kill may
+    cost the one call its worker had in flight, nothing more: provider calls
+    <= claims (attempts) <= jobs + kills, and every job ends `done`.
+    """
+    host = deployed.extensions["test_host"]
+    memory, editor = host["memory"], USERS["editor"]
+    with deployed.app_context():
+        memory.set_setting("auto_summarize", True, actor=USERS["admin"])
+        for i in range(KILLED_JOBS):
+            session_id = memory.start_session(editor, "chat")
+            memory.call_tool(
+                "update-post",
+                {"post_id": 7, "title": f"Hi {i}"},
+                user=editor,
+                session_id=session_id,
+            )
+            memory.end_session(session_id, transcript=f"user: retitle post 7 to Hi {i}")
+        host["db"].session.remove()
+    for _ in range(2 * KILLED_JOBS):
+        fake_llm.enqueue(RESPONSES, body=openai_text("Retitled post 7."), delay=CALL_SECONDS)
+    config = {
+        "CHATMEM_PROVIDER": "openai",
+        "CHATMEM_JOB_LEASE_SECONDS": 2,
+        "CHATMEM_BACKGROUND_SWEEP_SECONDS": 1,
+    }
+    env = {
+        "CHATMEM_WSGI_CONFIG": json.dumps(config),
+        "OPENAI_BASE_URL": fake_llm.openai_base_url,
+        "OPENAI_API_KEY": "sk-test-not-a-real-key",
+    }
+    hook = ("--config", "python:chatmem.workers.gunicorn")
+
+    def unfinished() -> int:
+        with deployed.app_context():
+            db = host["db"]
+            count = db.session.query(SummaryJob).filter(SummaryJob.status != "done").count()
+            db.session.remove()
+            return int(count)
+
+    def calls() -> int:
+        return len(fake_llm.requests_to(RESPONSES))
+
+    with gunicorn(database_url, tmp_path, workers=4, env=env, options=hook, probe=False) as server:
+        originals = server.wait_for_workers(4)
+        deadline = time.monotonic() + 30
+        while calls() < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)  # each sweeper is mid-call
+        assert calls() >= 4, f"the sweepers never called the provider:\n{server.log_text()}"
+        for pid in originals:
+            os.kill(pid, signal.SIGKILL)
+        kills = len(originals)
+        calls_by_the_originals = calls()
+        for _ in range(LATER_KILLS):
+            time.sleep(KILL_EVERY)
+            if not unfinished():
+                break
+            workers = server.wait_for_workers(4)
+            victim = random.choice(workers)
+            os.kill(victim, signal.SIGKILL)
+            kills += 1
+            server.wait_for_workers(4, gone=victim)
+        deadline = time.monotonic() + 90
+        while unfinished() and time.monotonic() < deadline:
+            time.sleep(0.25)
+        left = unfinished()
+        log = server.log_text()
+
+    assert left == 0, f"{left} jobs never finished:\n{log}"
+    assert calls() > calls_by_the_originals, "the replacements, never called, ran no job"
+    with deployed.app_context():
+        db = host["db"]
+        jobs = db.session.query(SummaryJob).all()
+        records = db.session.query(SessionRecord).filter(SessionRecord.ended_at.is_not(None)).all()
+        db.session.remove()
+    attempts = sum(job.attempts for job in jobs)
+    assert len(jobs) == KILLED_JOBS and {job.status for job in jobs} == {"done"}
+    assert calls() <= attempts <= KILLED_JOBS + kills, (calls(), attempts, kills)
+    assert {(r.summary, r.summary_auto) for r in records} == {("Retitled post 7.", True)}

@@ -182,6 +182,7 @@ TARGETS = {
     "inputs": Target(
         "chatmem/inputs.py",
         (
+            "tests/test_inputs.py",
             "tests/test_malformed_input.py",
             "tests/test_boolean_fields.py",
             "tests/test_json_errors.py",

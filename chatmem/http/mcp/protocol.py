@@ -13,7 +13,6 @@ read it and adjust; an unknown tool or malformed params is a JSON-RPC error.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
@@ -21,7 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from ...errors import ChatmemError, NotFound
 from ...tools import Tool
-from . import resources
+from . import encoding, resources
 from .params import CallParams, InitializeParams, NoParams, PageParams, PromptParams, ReadParams
 from .rpc import (
     ALL_VERSIONS,
@@ -111,7 +110,7 @@ def list_tools(caller: Caller, params: PageParams) -> dict[str, Any]:
 
 def tool_result(payload: dict[str, Any], *, is_error: bool) -> dict[str, Any]:
     return {
-        "content": [{"type": "text", "text": json.dumps(payload, ensure_ascii=False)}],
+        "content": [{"type": "text", "text": encoding.to_text(payload)}],
         "structuredContent": payload,
         "isError": is_error,
     }

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,7 +27,7 @@ from ...errors import ChatmemError
 from ...inputs import NotJson
 from ..bearer import bearer, exempt_from_csrf, read_body
 from ..errors import add_error_headers, method_not_allowed, server_failure
-from . import protocol, rpc, security
+from . import encoding, protocol, rpc, security
 from . import sessions as mcp_sessions
 from .rpc import RpcError
 
@@ -37,7 +36,9 @@ mcp.record_once(lambda state: exempt_from_csrf(state.app, mcp))
 
 
 def _json(body: Any, status: int, headers: Mapping[str, str] | None = None) -> Response:
-    return Response(json.dumps(body), status=status, mimetype="application/json", headers=headers)
+    return Response(
+        encoding.to_bytes(body), status=status, mimetype="application/json", headers=headers
+    )
 
 
 def rpc_error(request_id: Any, error: RpcError, status: int) -> Response:

@@ -174,6 +174,10 @@ TARGETS = {
             "tests/test_block.py",
             # The screening index each revision rebuilds from the last one.
             "tests/test_screening.py",
+            # The block's revision each conversation records (the Cost card).
+            "tests/test_costs.py",
+            # The approved entries in recall's order, and the ranked index built from them.
+            *RANKED_TESTS,
         ),
     ),
     # Held calls of `ask` guardrails: holding, deciding, the grant that lets one run.

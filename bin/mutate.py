@@ -75,6 +75,7 @@ DISPATCH_TESTS = (
 )
 TOKEN_TESTS = (
     "tests/test_tokens.py",
+    "tests/test_token_cap.py",
     "tests/test_token_binding.py",
     "tests/test_token_auth.py",
     "tests/test_token_lists.py",

@@ -39,7 +39,10 @@ def test_the_default_cap_is_20_live_tokens_per_user(app: Flask) -> None:
     with pytest.raises(Conflict) as refused:
         mint(app, name="one too many")
     assert refused.value.details == {"reason": "too_many_tokens", "limit": 20}
-    assert "already has 20 live API tokens" in refused.value.message
+    assert refused.value.message == (
+        "editor already has 20 live API tokens, the most one user may have "
+        "(CHATMEM_TOKENS_PER_USER): revoke one first."
+    )
     assert count(app) == 20
     mint(app, "admin")  # another user's count is their own
 

@@ -20,7 +20,9 @@ MAX = tokens.EXPIRES_DAYS_MAX
 
 
 @pytest.mark.parametrize(
-    ("raw", "days"), [(None, None), ("", None), ("  ", None), ("1", 1), (f" {MAX} ", MAX)]
+    ("raw", "days"),
+    # Nineteen digits are a number still (zeros in front, as a form may send them).
+    [(None, None), ("", None), ("  ", None), ("1", 1), (f" {MAX} ", MAX), ("0" * 18 + "7", 7)],
 )
 def test_expires_in_days_takes_empty_or_1_to_the_maximum(raw: Any, days: int | None) -> None:
     assert tokens.expires_in_days(raw) == (timedelta(days=days) if days else None)

@@ -98,7 +98,11 @@ GUIDANCE_TESTS = (
     "tests/test_entry_history.py",
     "tests/test_rejection_memory.py",
 )
-REDACTION_TESTS = ("tests/test_text.py", "tests/test_redaction.py")
+REDACTION_TESTS = (
+    "tests/test_text.py",
+    "tests/test_redaction.py",
+    "tests/test_secret_corpus_pins.py",
+)
 
 #: The one mapping of target -> module and focused tests. Modules move: the paths
 #: are here only (the hand-made mutants and tests/MUTANTS.md name the target or

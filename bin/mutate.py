@@ -892,6 +892,8 @@ def is_listed(target: Target, outcome: Outcome, listed: Listed) -> bool:
 
 def main() -> int:
     global POSTGRES_URL
+    # The scratch copies hold no corpora: their tests read the checkout's.
+    os.environ.setdefault("CHATMEM_CORPORA", str((ROOT / ".corpora").resolve()))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("targets", nargs="*", help=f"any of {', '.join(TARGETS)} (default: all)")
     parser.add_argument("--quick", action="store_true", help="a sample, for CI")

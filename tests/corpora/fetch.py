@@ -13,13 +13,16 @@ A manifest line is ``name==version sha256 [licence] [# note]``.
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-CACHE = HERE.parent.parent / ".corpora"
+# CHATMEM_CORPORA: where the unpacked wheels are when the tests run from a copy
+# of the checkout (bin/mutate's scratch copies).
+CACHE = Path(os.environ.get("CHATMEM_CORPORA") or HERE.parent.parent / ".corpora")
 
 
 def pins() -> list[tuple[str, str, str]]:

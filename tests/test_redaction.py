@@ -285,3 +285,51 @@ def test_a_secret_in_text_that_holds_every_gate_is_found() -> None:
     text = " ".join(redaction._GATES) + f" token {GITHUB}"
     assert "[redacted:github_token]" in redaction.redact(text)
     assert GITHUB not in redaction.redact(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        # after a letter the key walk does not cross: a non-ASCII letter, a leading dot
+        ("密码password: hunter2", "密码password: [redacted:password]"),
+        ("café_password=hunter2", "café_password=[redacted:password]"),
+        (".password=hunter2", ".password=[redacted:password]"),
+        ("-Dsonar.login=Xk29fjqPz81mQw7Rt", "-Dsonar.login=[redacted:token]"),
+    ],
+)
+def test_a_key_is_found_after_any_character_a_key_cannot_hold(text: str, redacted: str) -> None:
+    assert redaction.redact(text) == redacted
+
+
+def test_a_key_in_a_run_too_long_for_one_key_is_read_from_its_last_words() -> None:
+    """Keys are at most 64 characters; a longer run is read again from the words
+    just before the secret word, on a separator, or from the word itself."""
+    prefix = "x" * 70
+    assert redaction.redact(f"{prefix}_db_password=hunter2") == (
+        f"{prefix}_db_password=[redacted:password]"
+    )
+    assert redaction.redact(f"{prefix}.api_key: hunter2") == f"{prefix}.api_key: [redacted:api_key]"
+    assert redaction.redact(f"{prefix}password=hunter2") == f"{prefix}password=[redacted:password]"
+    # a run of nothing but key words, tens of thousands long, holds no key
+    run = "key" * 20_000
+    assert redaction.scan(f"{run}=abc") == (f"{run}=abc", [])
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("password='hunter2", "password='[redacted:password]"),
+        ('DB_PASSWORD="s3cr3t!x', 'DB_PASSWORD="[redacted:password]'),
+        ('"api_key": "hunter2 and the rest', '"api_key": "[redacted:api_key] and the rest'),
+        ("token: 'Xk29fjqPz81mQw7Rt\nnext line", "token: '[redacted:token]\nnext line"),
+    ],
+)
+def test_a_value_whose_quote_is_never_closed_is_redacted_up_to_its_first_space(
+    text: str, redacted: str
+) -> None:
+    assert redaction.redact(text) == redacted
+
+
+def test_an_unclosed_quote_without_equals_or_colon_takes_only_a_random_value() -> None:
+    assert redaction.redact("password 'letmein") == "password 'letmein"
+    assert redaction.redact("password 'Xk29fjqPz81mQw7Rt") == "password '[redacted:password]"

@@ -56,6 +56,7 @@ from .secret_shapes import (
 _SCHEME = re.compile(r"^(?i:bearer|basic|token)[ \t]+")
 _PROSE_AFTER = re.compile(r"[ \t]+[^\W\d_]|'[a-z]")
 _PROSE_WORD_MAX = 20
+_KEY_REACH = 40  # how far before a hint a key's words are looked for in a run too long for one key
 
 
 def redacted(kind: str) -> str:
@@ -158,16 +159,20 @@ def _keyed_pairs(text: str, kinds: dict[str, None]) -> str:
     lowered = text.lower()
     if len(lowered) != len(text):  # lower() changed a length ("İ"): keep such letters as they are
         lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-    starts = set()
+    starts: set[int] = set()
     for hint in _KEY_HINTS:
+        seen, run = 0, 0  # the hint's last place, and where its run of key characters starts
         at = lowered.find(hint)
         while at != -1:
             start = at
-            while start and text[start - 1] in _KEY_CHARS:
+            while start > seen and text[start - 1] in _KEY_CHARS:
                 start -= 1
+            if start == seen:
+                start = run  # the same run as the last place: don't walk it again
+            seen, run = at, start
             while start < at and text[start] in "-.":
                 start += 1  # -Dsonar.login=…: the key starts after the dash
-            starts.add(start)
+            starts.update((start, _last_words(text, start, at)))
             at = lowered.find(hint, at + len(hint))
     out, done = [], 0
     for start in sorted(starts):
@@ -179,19 +184,29 @@ def _keyed_pairs(text: str, kinds: dict[str, None]) -> str:
     return "".join(out) + text[done:] if out else text
 
 
+def _last_words(text: str, start: int, at: int) -> int:
+    """Where the words just before a hint start, when its run from `start` is too
+    long for one key (`<40 letters>_db_password=…`); else `start`."""
+    if at - start <= _KEY_REACH:
+        return start
+    cuts = [cut for cut in (text.find(c, at - _KEY_REACH, at) for c in "_.-") if cut != -1]
+    return min(cuts) + 1 if cuts else at
+
+
 def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str | None:
     """The match with its value masked; None when it is no secret's (the
     pass then goes on inside it: `password_policy="pwd=…"`, `sight api_key=…`)."""
     found = secret_key(match.group("key"))
     quote = match.group("quote") or ""
-    value = match.group("quoted") if quote else match.group("bare")
-    start = match.string[match.start() : match.start("sep")] + match.group("sep")
+    opened = match.group("opened") or ""  # a quote never closed: `password='hunter2`
+    value = match.group("quoted") if quote else match.group("unclosed") or match.group("bare")
+    start = match.string[match.start() : match.start("sep")] + match.group("sep") + opened
     sep = match.group("sep")
     mark = sep.strip(" \t")
     mark = "" if mark in ("is", "was") else mark
     if mark == "," and not (quote and match.group("key_quote")):
         found = None  # a comma joins a key to its value only in `'KEY', 'value'`
-    if not quote and _code_value(match, value):
+    if not quote and not opened and _code_value(match, value):
         found = None  # code: `key == other`, `key = make_key(32)`, `os.environ[…]`, `f'…'`
     if found is None:
         return None
@@ -212,7 +227,7 @@ def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str | None:
     if (not mark or mark == "," or not sure) and not random and not quoted_word:
         return None
     # `key: word more words` is prose; `key=value` and quoted values never are.
-    if not quote and sep != sep.strip(" \t") and _reads_as_prose(match, value):
+    if not quote and not opened and sep != sep.strip(" \t") and _reads_as_prose(match, value):
         return match.group()
     kinds[kind] = None
     return f"{start}{quote}{redacted(kind)}{quote}"

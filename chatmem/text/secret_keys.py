@@ -52,15 +52,20 @@ _KEY_HINTS = (
     *("pat", "auth", "login", "certificate", "sig", "pw", "dsn"),
 )
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+# A key starts where chatmem.text.redaction's walk back from a hint puts it
+# (after a space, a non-ASCII letter, a leading dot or dash), and is at most
+# 64 characters: a longer run is tried again from its last words.
 _KEYED = re.compile(
-    r"(?P<key>(?<![\w.])[\w][\w.-]{0,63}+)"
+    r"(?P<key>[\w][\w.-]{0,63}+)"
     r"(?P<key_quote>\\*[\"']\]?)?"
     # `key: v`, `key = v`, `'KEY', 'v'` (define()), or `KEY v` / `password is v`
     r"(?P<sep>[ \t]*(?::=|=>|[:=,])[ \t]*|(?:[ \t]+|[ \t]*\n[ \t]*)(?:(?:is|was)[ \t]+)?)"
     # a quoted value ends at the same quote, as escaped as the opening one:
     # "…", \"…\" (JSON in a JSON string), \\\"…\\\" (one level deeper) …
     r"(?:(?P<quote>\\*[\"'])(?P<quoted>.*?)(?<!\\)(?P=quote)"
-    r"|(?P<bare>(?:(?i:bearer|basic|token)[ \t]+)?[^\s,;&<{}\[\])'\"\\][^\s,;&}\])'\"\\]*))"
+    r"|(?P<bare>(?:(?i:bearer|basic|token)[ \t]+)?[^\s,;&<{}\[\])'\"\\][^\s,;&}\])'\"\\]*)"
+    # a quote never closed on its line: `password='hunter2` (the value is its first word)
+    r"|(?P<opened>\\*[\"'])(?P<unclosed>\S+))"
 )
 
 

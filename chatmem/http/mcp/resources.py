@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 BLOCK_URI = "chatmem://memory/block"
 GUIDANCE_TEMPLATE = "chatmem://guidance/{id}"
 _GUIDANCE_URI = re.compile(r"chatmem://guidance/([1-9][0-9]{0,17})")
-RESOURCE_NOT_FOUND = -32002  # MCP's code for a resource that does not exist
+# A resource that does not exist: MCP's own code until 2026-07-28 standardised on
+# Invalid Params (SEP-2164).
+RESOURCE_NOT_FOUND = {False: -32002, True: rpc.INVALID_PARAMS}
 
 BLOCK_RESOURCE = {
     "uri": BLOCK_URI,
@@ -91,7 +93,8 @@ def read(caller: Caller, params: ReadParams) -> dict[str, Any]:
     else:
         entry = _approved_entry(caller, uri)
         if entry is None:
-            raise rpc.RpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri[:300]})
+            code = RESOURCE_NOT_FOUND[caller.modern]
+            raise rpc.RpcError(code, "Resource not found", {"uri": uri[:300]})
         text = json.dumps(entry, ensure_ascii=False)
         contents = {"uri": uri, "mimeType": "application/json", "text": text}
     return rpc.uncached(caller, {"contents": [contents]})

@@ -444,7 +444,7 @@ def test_workers_killed_under_their_jobs_cost_at_most_the_call_in_flight(
         fake_llm.enqueue(RESPONSES, body=openai_text("Retitled post 7."), delay=CALL_SECONDS)
     config = {
         "CHATMEM_PROVIDER": "openai",
-        "CHATMEM_JOB_LEASE_SECONDS": 2,
+        "CHATMEM_JOB_LEASE_SECONDS": 6,  # 12 calls long: only a dead worker outlives it
         "CHATMEM_BACKGROUND_SWEEP_SECONDS": 1,
     }
     env = {

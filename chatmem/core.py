@@ -16,7 +16,6 @@ from flask import current_app
 from flask_sqlalchemy import SQLAlchemy
 
 from . import state as _app_state
-from .auth import ratelimit as _ratelimit
 from .dispatch import Dispatcher
 from .hooks import HostHooks
 from .identity import HostUser
@@ -77,14 +76,6 @@ class MemoryCore(HostHooks):
     def settings(self) -> Settings:
         """The app's CHATMEM_* settings, as read (and checked) by init_app."""
         return self._state().settings
-
-    def reload_settings(self) -> None:
-        """Read the CHATMEM_* settings again after the app's config changed at run time."""
-        state = self._state()
-        settings = Settings.load(current_app.config)
-        _ratelimit.init_app(current_app, settings.rate)
-        current_app.extensions["chatmem"] = self._build_state(settings)
-        current_app.extensions["chatmem"].sweeper = state.sweeper
 
     def _build_state(self, settings: Settings) -> AppState:
         services = MemoryServices(

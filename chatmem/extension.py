@@ -65,6 +65,14 @@ class ChatMemory(MemoryCore):
             # fork, and CLI commands should not start one at all.
             app.before_request(self._start_on_request)
 
+    def reload_settings(self) -> None:
+        """Read the CHATMEM_* settings again after the app's config changed at run time."""
+        state = self._state()
+        settings = _settings.Settings.load(current_app.config)
+        _ratelimit.init_app(current_app, settings.rate)
+        current_app.extensions["chatmem"] = self._build_state(settings)
+        current_app.extensions["chatmem"].sweeper = state.sweeper
+
     def start_background(self) -> bool:
         """Start this app's in-process sweeper now, if CHATMEM_BACKGROUND_SWEEP_SECONDS is set.
 

@@ -1,6 +1,6 @@
 """The composition root: what chatmem puts together, once, for one Flask app.
 
-`init_app` (and `reload_settings`) call `build`, which wires the dispatcher
+`init_app` (and `ChatMemory.reload_settings`) call `build`, which wires the dispatcher
 and its narrow collaborators from the host's hooks and the typed settings;
 the result lives in ``app.extensions["chatmem"]``. Nothing here is read by
 string key and nothing below it reaches back into the `ChatMemory` facade.

@@ -5,8 +5,9 @@ wheel) and shapes agents paste that we wrote, with benign look-alikes. The
 first tests measure chatmem's redactor on all of it: at least 98% of the true
 shapes lose their secret, at most 1% of the benign texts are changed. The
 last plants a sample of the outside shapes (the 17 issue 24 found stored
-verbatim among them) on every channel of the demo app and then searches
-every chatmem table and every provider request: none is anywhere.
+verbatim and the 4 key shapes issue 27 found among them) on every channel of
+the demo app and then searches every chatmem table and every provider
+request: none is anywhere.
 """
 
 from __future__ import annotations
@@ -62,12 +63,13 @@ def test_every_shape_issue_24_found_is_redacted(shape: ours.Shape) -> None:
 
 
 def sample() -> list[Sample]:
-    """25 to plant: the 17 of issue 24, and 8 Kingfisher examples spread over its rules.
+    """29 to plant: the 17 of issue 24, the 4 key shapes of issue 27, and 8 Kingfisher
+    examples spread over its rules.
 
     Only examples whose secret the redactor removes (the rate is measured
     above), long enough to search for without matching ordinary text.
     """
-    planted = [Sample("ours", s.shape, s.text, s.secret) for s in ISSUE_24]
+    planted = [Sample("ours", s.shape, s.text, s.secret) for s in (*ISSUE_24, *ours.KEY_EDGES)]
     caught = [
         s
         for s in outside()[0]
@@ -89,7 +91,7 @@ def test_planted_outside_secrets_are_stored_and_sent_nowhere(
     from chatmem.demo.models import User
 
     planted = sample()
-    assert len(planted) == 25
+    assert len(planted) == 29
     look_for = needles(planted)
 
     def found_in(haystack: str) -> list[str]:

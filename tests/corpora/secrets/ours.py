@@ -3,7 +3,8 @@
 Every credential here is made up in the real format. TRUE holds the shapes
 a rule set's examples rarely show: connection strings, `KEY=value` exports,
 CLI flags, pgpass and .npmrc lines, service-account JSON, URLs with user
-info, and the 17 shapes issue 24 found stored verbatim (marked "issue 24").
+info, the 17 shapes issue 24 found stored verbatim (marked "issue 24"), and
+the 4 key shapes issue 27's mutation audit found stored (KEY_EDGES).
 BENIGN holds text that looks like a secret and is not: ids, hashes, data
 URIs, colours, order numbers, slugs, versions, timestamps, and ordinary
 prose about passwords and tokens. The benign values are generated from a
@@ -36,6 +37,15 @@ _SA_JSON = (
     + _PEM
     + '\\n-----END PRIVATE KEY-----\\n", '
     '"client_email": "deploy@shop-prod-4821.iam.gserviceaccount.com"}}'
+)
+
+# Keys mutation testing found stored (issue 27): after a letter no key holds,
+# longer than one key, a quote never closed. Passphrases: no random shape catches them.
+KEY_EDGES: tuple[Shape, ...] = (
+    _t("key_after_letter", "数据库密码password: {s}", "correcthorsebatterystaple"),
+    _t("key_after_dot", "deploy notes .password={s}", "tangerinelighthousemarble"),
+    _t("key_too_long", "x" * 70 + "_db_password={s}", "quietriverpaperlantern"),
+    _t("unclosed_quote", 'DB_PASSWORD="{s}', "mapleorbitcanvasthunder"),
 )
 
 TRUE: tuple[Shape, ...] = (
@@ -179,6 +189,7 @@ TRUE: tuple[Shape, ...] = (
     ),
     _t("prose_password", "the admin password is {s}, change it later", "Tr0ub4dor&3x"),
     _t("prose_token", "my token is {s}", "Zq8Wx2Ec4Rv6Tb8Nm0Lk2J"),
+    *KEY_EDGES,
 )
 
 

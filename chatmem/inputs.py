@@ -76,7 +76,9 @@ def parse_json(
     except RecursionError:
         raise _too_deep(field, max_depth) from None
     except (ValueError, UnicodeDecodeError):
-        raise NotJson(f"{field} is not valid JSON.", details=_why(field, "not_json")) from None
+        raise NotJson(
+            f"{_label(field)} is not valid JSON.", details=_why(field, "not_json")
+        ) from None
     check_value(value, field=field, values=values, max_depth=max_depth)
     return value
 

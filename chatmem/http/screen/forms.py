@@ -29,6 +29,8 @@ def read_fields() -> dict[str, Any]:
         if not isinstance(body, dict):
             raise InvalidParams("Send a JSON object of fields.", details={"field": "body"})
         return body
+    if "anyway" in request.form:
+        inputs.form_boolean(request.form, "anyway")  # sent twice: refused, never guessed
     fields = request.form.to_dict(flat=True) | {"value": _last(request.form.getlist("value"))}
     inputs.check_value(fields, field="")
     return fields

@@ -193,6 +193,7 @@ TARGETS = {
         "chatmem/inputs.py",
         (
             "tests/test_inputs.py",
+            "tests/test_input_rules.py",
             "tests/test_malformed_input.py",
             "tests/test_boolean_fields.py",
             "tests/test_json_errors.py",

@@ -192,7 +192,7 @@ _SHAPES: tuple[_Shape, ...] = (
         ("hooks.slack.com",),
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[\w/-]{10,}",
     ),
-    _shape("slack_token", ("xox",), _START + r"xox[abposre]-[A-Za-z0-9-]{10,}"),
+    _shape("slack_token", ("xox",), _START + r"xox[abcdposre]-[A-Za-z0-9-]{10,}"),
     _shape("jwt", ("eyJ",), _START + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[\w-]*"),
     _shape("chatmem_token", ("cm_",), _START + r"cm_[A-Za-z0-9_-]{20,}"),
     _shape(
@@ -229,7 +229,7 @@ _SHAPES: tuple[_Shape, ...] = (
         "password_hash",
         ("$",),
         r"(?<![\w$])\$(?:[15-9]|2[abxy]?|apr1|y|argon2(?:id|i|d)|krb5(?:asrep|tgs)\$\d+)\$"
-        r"[./A-Za-z0-9$=,+:@-]{8,}",
+        r"[./A-Za-z0-9$=,+:@*~_-]{8,}",  # krb5tgs: $*user$REALM$spn~port*$…
     ),
     _shape(  # kingfisher.atlassian, .bitbucket, .artifactory, .facebook, .nuget, .airtable, .google
         "api_token",
@@ -300,7 +300,7 @@ _SHAPES: tuple[_Shape, ...] = (
         (_PGPASS_PORT,),
         r"(?<![\w.:/-])(?=[\w.*-]++:(?:\d{2,5}|\*):)(?:[\w.-]++|\*):(?:\d{2,5}|\*):"
         r"(?:[\w.-]++|\*):(?:[\w.@-]++|\*):"
-        r"(?P<secret>[^\s:]{4,})",
+        r"(?P<secret>(?:\\.|[^\s:\\]){4,})",  # `\:` and `\\` are escapes in a password
     ),
     _shape(  # <Password><Value>…</Value>, <AdministratorPassword>…, <apiKey>…
         "password",
@@ -324,6 +324,7 @@ _SHORTEST = len("pwd=x")  # no secret this finds is shorter
 _GATES = (
     *("_", "-", "IA", "AIza", "eyJ", "earer", "EARER", "://", "PRIVATE KEY", ":", "$", "Auth"),
     *("/p", "/rp", "ecureString", "ATBB", "AKCp", "EAA", "oy2", "pat", "ya29.", "dapi"),
+    *("oauth", "OAUTH"),  # the lower- and upper-case forms `Auth` misses
     *("assword>", "ecret>", "oken>", "ey>", "1000.", "00D", "/v2/", "/v3/", "/hooks/", "/webhook"),
     *("PDO", "mysqli", "IDENTIFIED", "identified", "PASSWORD", "net use", "connect"),
 )

@@ -103,6 +103,7 @@ REDACTION_TESTS = (
     "tests/test_redaction.py",
     "tests/test_secret_corpus_pins.py",
     "tests/test_secret_keys.py",
+    "tests/test_secret_shapes.py",
 )
 
 #: The one mapping of target -> module and focused tests. Modules move: the paths

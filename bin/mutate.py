@@ -97,6 +97,8 @@ GUIDANCE_TESTS = (
     "tests/test_separation_of_duties.py",
     "tests/test_entry_history.py",
     "tests/test_rejection_memory.py",
+    "tests/test_guidance_lifecycle.py",
+    "tests/test_guidance_fields.py",
 )
 REDACTION_TESTS = (
     "tests/test_text.py",

@@ -88,6 +88,7 @@ ASK_TESTS = (
     "tests/test_ask_severity.py",
     "tests/test_ask_channels.py",
     "tests/test_ask_race.py",
+    "tests/test_held.py",
 )
 
 GUARDRAIL_TESTS = ("tests/test_guardrails.py", "tests/test_target_labels.py")

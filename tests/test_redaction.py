@@ -158,12 +158,21 @@ def test_next_to_an_aws_key_id_only_mixed_strings_of_forty_are_taken_for_its_sec
     )
 
 
-def test_finish_is_applied_to_every_string_after_redaction() -> None:
+def test_finish_is_applied_to_every_string_after_redaction_keys_too() -> None:
     value = {"note": "see pwd=abc1", "list": ["a", 1], "password": "x1"}
     assert redaction.redact_value(value, finish=str.upper) == {
-        "note": "SEE PWD=[REDACTED:PASSWORD]",
-        "list": ["A", 1],
-        "password": "[redacted:password]",
+        "NOTE": "SEE PWD=[REDACTED:PASSWORD]",
+        "LIST": ["A", 1],
+        "PASSWORD": "[redacted:password]",
+    }
+
+
+def test_a_secret_written_as_a_key_is_redacted_like_a_value() -> None:
+    """An agent may put anything in a key: `{"ghp_…": "mine"}` holds a token all the same."""
+    token = "ghp_R8tY2uI6oP0aS4dF7gH1jK3lZ5xC9vB2nM4q"
+    assert redaction.redact_value({"tokens": {token: "mine"}, "note": {"pwd=abc1": 1}}) == {
+        "tokens": {"[redacted:github_token]": "mine"},
+        "note": {"pwd=[redacted:password]": 1},
     }
 
 
@@ -333,3 +342,46 @@ def test_a_value_whose_quote_is_never_closed_is_redacted_up_to_its_first_space(
 def test_an_unclosed_quote_without_equals_or_colon_takes_only_a_random_value() -> None:
     assert redaction.redact("password 'letmein") == "password 'letmein"
     assert redaction.redact("password 'Xk29fjqPz81mQw7Rt") == "password '[redacted:password]"
+
+
+@pytest.mark.parametrize(
+    "password",
+    [")Xk29fj!q", "Xk29(fj!q", "Xk29[fj!q", "(Xk29fj!q"],
+    ids=["paren", "open", "index", "lead"],
+)
+def test_a_password_with_brackets_is_no_code(password: str) -> None:
+    """A call's or an index's bracket closes later on its line; a password's need not."""
+    assert redaction.redact(f"DB_PASSWORD={password} # rotate monthly") == (
+        "DB_PASSWORD=[redacted:password] # rotate monthly"
+    )
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "password = make_key(32)",
+        "password = getpass()",
+        'password=os.environ["X"]',
+        "password=get(a, b)",
+        "export TOKEN=$(flask chatmem token create editor)",
+        "app --password=%(password)s run",
+        "(password=)",
+    ],
+)
+def test_code_under_a_key_is_left_as_it_is(code: str) -> None:
+    assert redaction.scan(code) == (code, [])
+
+
+@pytest.mark.parametrize("key", ["DBPASS", "SMTPPASS", "rootpass", "MYSQL_ROOTPASS"])
+def test_pass_glued_to_what_it_opens_is_a_password_key(key: str) -> None:
+    assert redaction.redact(f"{key}=hunter2") == f"{key}=[redacted:password]"
+
+
+def test_pass_glued_to_anything_else_takes_only_a_random_value() -> None:
+    assert redaction.scan("XPASS=hunter2") == ("XPASS=hunter2", [])
+
+
+def test_a_line_break_after_a_key_is_no_mark_a_sentence_stays() -> None:
+    """`Password` as a heading, then prose: a word with words after it is no value."""
+    assert redaction.scan("Password\nReset your account") == ("Password\nReset your account", [])
+    assert redaction.redact("Password\nhunter2") == "Password\n[redacted:password]"

@@ -28,7 +28,6 @@ KNOWN_LEAKS = {
     ("cisco.3", "7 045802150C2E"),
     ("codeclimate.1", "945dfb58a832d233a3caeb84"),
     ("convex.1", "preview:my-team:my-proje"),
-    ("convex.1", "prod:qualified-jaguar-12"),
     ("convex.1", "project:my-team:my-proje"),
     ("credentials.1", "j2LYY414Q5cCYD"),
     ("deepgram.1", "1f8946087e64b14dffd069b7"),

@@ -56,6 +56,9 @@ from .secret_shapes import (
 _SCHEME = re.compile(r"^(?i:bearer|basic|token)[ \t]+")
 _PROSE_AFTER = re.compile(r"[ \t]+[^\W\d_]|'[a-z]")
 _PROSE_WORD_MAX = 20
+_CALL = re.compile(
+    r"[%$]?[\w.]*[(\[]"
+)  # where a call or an index opens: `make_key(`, `os.environ[`
 _KEY_REACH = 40  # how far before a hint a key's words are looked for in a run too long for one key
 
 
@@ -202,7 +205,7 @@ def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str | None:
     value = match.group("quoted") if quote else match.group("unclosed") or match.group("bare")
     start = match.string[match.start() : match.start("sep")] + match.group("sep") + opened
     sep = match.group("sep")
-    mark = sep.strip(" \t")
+    mark = sep.strip()  # a line break is no mark: `Password\nReset your account`
     mark = "" if mark in ("is", "was") else mark
     if mark == "," and not (quote and match.group("key_quote")):
         found = None  # a comma joins a key to its value only in `'KEY', 'value'`
@@ -227,16 +230,27 @@ def _keyed(match: re.Match[str], kinds: dict[str, None]) -> str | None:
     if (not mark or mark == "," or not sure) and not random and not quoted_word:
         return None
     # `key: word more words` is prose; `key=value` and quoted values never are.
-    if not quote and not opened and sep != sep.strip(" \t") and _reads_as_prose(match, value):
+    if not quote and not opened and sep != sep.strip() and _reads_as_prose(match, value):
         return match.group()
     kinds[kind] = None
     return f"{start}{quote}{redacted(kind)}{quote}"
 
 
 def _code_value(match: re.Match[str], value: str) -> bool:
-    """A bare value that is code, not a secret: a comparison, a call, an index, an f-string."""
-    if value.startswith("=") or "(" in value or "[" in value:
+    """A bare value that is code, not a secret: a comparison, a call, an index, an f-string.
+
+    A call or an index is a name and a bracket closed later on its line
+    (`make_key(32)`, `os.environ["X"]`, `$(flask chatmem token create)`);
+    `Xk29(fj!q`, whose bracket is never closed, is a password.
+    """
+    if value.startswith("="):
         return True
+    call = _CALL.match(value)
+    if call is not None:
+        text, opened = match.string, match.start("bare") + call.end()
+        line_end = text.find("\n", opened)
+        closing = ")" if call.group().endswith("(") else "]"
+        return text.find(closing, opened, len(text) if line_end == -1 else line_end) != -1
     after = match.string[match.end() : match.end() + 1]
     return value in ("f", "b", "r", "u", "rb", "br", "fr", "rf") and after in ("'", '"')
 
@@ -302,7 +316,8 @@ def _walk(value: Any, on_string: Callable[[str], str], depth: int = 0) -> Any:
             found = secret_key(str(key)) if item not in (None, "") else None
             sure = found is not None and (found[1] or isinstance(item, str) and looks_random(item))
             kind = found[0] if found and sure else None
-            out[str(key)] = redacted(kind) if kind else _walk(item, on_string, depth + 1)
+            # A key is text an agent wrote too: `{"ghp_…": 1}` holds a secret.
+            out[on_string(str(key))] = redacted(kind) if kind else _walk(item, on_string, depth + 1)
         return out
     if isinstance(value, list | tuple):
         return [_walk(v, on_string, depth + 1) for v in list(value)[:_MAX_ITEMS]]

@@ -17,6 +17,9 @@ _KEY_WORDS = {
     "passwd": "password",
     "passphrase": "password",
     "pwd": "password",
+    # `pass` glued to what it opens (DBPASS, SMTPPASS); a bare `…PASS` (XPASS) is no key
+    **dict.fromkeys(("dbpass", "sqlpass", "pgpass", "rootpass", "adminpass"), "password"),
+    **dict.fromkeys(("userpass", "smtppass", "mailpass", "ftppass", "ldappass"), "password"),
     "secret": "secret",
     "secretkey": "secret",
     "privatekey": "secret",
@@ -63,7 +66,8 @@ _KEYED = re.compile(
     # a quoted value ends at the same quote, as escaped as the opening one:
     # "…", \"…\" (JSON in a JSON string), \\\"…\\\" (one level deeper) …
     r"(?:(?P<quote>\\*[\"'])(?P<quoted>.*?)(?<!\\)(?P=quote)"
-    r"|(?P<bare>(?:(?i:bearer|basic|token)[ \t]+)?[^\s,;&<{}\[\])'\"\\][^\s,;&}\])'\"\\]*)"
+    r"|(?P<bare>(?:(?i:bearer|basic|token)[ \t]+)?\)?[^\s,;&<{}\[\])'\"\\][^\s,;&}\])'\"\\]*)"
+    # (a bare value may start with `)`: a password's first character, never the whole value)
     # a quote never closed on its line: `password='hunter2` (the value is its first word)
     r"|(?P<opened>\\*[\"'])(?P<unclosed>\S+))"
 )

@@ -4,7 +4,7 @@ Every credential here is made up in the real format. TRUE holds the shapes
 a rule set's examples rarely show: connection strings, `KEY=value` exports,
 CLI flags, pgpass and .npmrc lines, service-account JSON, URLs with user
 info, the 17 shapes issue 24 found stored verbatim (marked "issue 24"), and
-the 4 key shapes issue 27's mutation audit found stored (KEY_EDGES).
+the 7 key shapes issue 27's mutation audits found stored (KEY_EDGES).
 BENIGN holds text that looks like a secret and is not: ids, hashes, data
 URIs, colours, order numbers, slugs, versions, timestamps, and ordinary
 prose about passwords and tokens. The benign values are generated from a
@@ -46,6 +46,9 @@ KEY_EDGES: tuple[Shape, ...] = (
     _t("key_after_dot", "deploy notes .password={s}", "tangerinelighthousemarble"),
     _t("key_too_long", "x" * 70 + "_db_password={s}", "quietriverpaperlantern"),
     _t("unclosed_quote", 'DB_PASSWORD="{s}', "mapleorbitcanvasthunder"),
+    _t("punctuation_first", "DB_PASSWORD={s} # rotate monthly", ")Xk29fj!q"),
+    _t("open_bracket", "DB_PASSWORD={s} # rotate monthly", "Xk29(fj!q"),
+    _t("glued_key", "DBPASS={s}", "hunter2pinecone"),
 )
 
 TRUE: tuple[Shape, ...] = (
@@ -394,6 +397,7 @@ def _benign() -> list[tuple[str, str]]:
         "The image tag is shop/web:2026.12.04-3f9a7c2",
         "useEffect(() => { fetchProducts({ pageSize: 24 }); }, []);",
         "SELECT id, password_hash FROM users WHERE email = %s",
+        "Password\nReset your account from the sign-in page",
     )
     return out
 

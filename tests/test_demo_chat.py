@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+import pytest
 from flask import Flask
 from sqlalchemy import select
 
@@ -236,6 +237,27 @@ def test_the_idle_sweep_passes_the_transcript(demo_app: Flask) -> None:
         assert 'tool update-post {"post_id": 1, "title": "Swept"} -> ok' in job.transcript
     refused = editor.post(f"/chat/api/conversations/{cid}/messages", {"content": "hi"}, status=409)
     assert "idle" in refused["error"]["message"]
+
+
+def test_a_long_transcript_is_cut_at_a_line_break_never_between_a_key_and_its_secret(
+    demo_app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cut inside `TWILIO_AUTH_TOKEN`, the value would be left without the key that names it."""
+    from chatmem.demo import conversations
+
+    secret = "9f2c7e1a4b8d3f6e0a5c9b2d7e4f1a8c"
+    monkeypatch.setattr(conversations, "TRANSCRIPT_MAX", len(f"KEN {secret}\nuser: done"))
+    editor = DemoClient(demo_app, "editor")
+    cid = editor.new_conversation()["id"]
+    with demo_app.app_context():
+        admin = db.session.query(User).filter_by(username="admin").one()
+        memory.set_setting("auto_summarize", True, actor=admin)
+    for content in ("hello", f"TWILIO_AUTH_TOKEN {secret}", "done"):
+        editor.say(cid, content)
+    editor.close(cid)
+    with demo_app.app_context():
+        [job] = db.session.scalars(select(SummaryJob)).all()
+        assert job.transcript == "user: done"
 
 
 def test_the_licence_follows_demo_config(demo_app: Flask) -> None:

@@ -79,7 +79,12 @@ def transcript(conversation: Conversation) -> str:
         elif message.role in ("user", "assistant") and message.content:
             lines.append(f"{message.role}: {message.content}")
     text = "\n".join(lines)
-    return text[-TRANSCRIPT_MAX:]
+    if len(text) <= TRANSCRIPT_MAX:
+        return text
+    # Whole lines only: a cut through `TOKEN abc…` would leave the value without
+    # the key that names it a secret, and redaction could not know.
+    text = text[-TRANSCRIPT_MAX:]
+    return text[text.find("\n") + 1 :]
 
 
 @memory.transcript_loader

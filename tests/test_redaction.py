@@ -372,6 +372,36 @@ def test_code_under_a_key_is_left_as_it_is(code: str) -> None:
     assert redaction.scan(code) == (code, [])
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(x) password=Xk29abcdefghij(fj!q",  # a `)` before the value closes nothing
+        "password=Xk29(fj!q\nprint(x)",  # nor one on the next line
+        "password=Xk29(fj!q\nprint(x)\nend",
+    ],
+    ids=["before", "next-line", "lines-after"],
+)
+def test_only_a_bracket_closed_after_it_on_its_own_line_makes_code(text: str) -> None:
+    assert redaction.scan(text) == (
+        text.replace("Xk29abcdefghij(fj!q", "[redacted:password]").replace(
+            "Xk29(fj!q", "[redacted:password]"
+        ),
+        ["password"],
+    )
+
+
+def test_code_on_a_later_line_is_found_on_its_own_line() -> None:
+    text = "config\npassword = getpass()\nend"
+    assert redaction.scan(text) == (text, [])
+
+
+def test_redacting_twice_changes_nothing_the_second_time() -> None:
+    once = redaction.redact(
+        "password=[Xk29fj!q and token: ghp_R8tY2uI6oP0aS4dF7gH1jK3lZ5xC9vB2nM4q"
+    )
+    assert "[redacted:password]" in once and redaction.scan(once) == (once, [])
+
+
 @pytest.mark.parametrize("key", ["DBPASS", "SMTPPASS", "rootpass", "MYSQL_ROOTPASS"])
 def test_pass_glued_to_what_it_opens_is_a_password_key(key: str) -> None:
     assert redaction.redact(f"{key}=hunter2") == f"{key}=[redacted:password]"

@@ -56,6 +56,7 @@ from .secret_shapes import (
 _SCHEME = re.compile(r"^(?i:bearer|basic|token)[ \t]+")
 _PROSE_AFTER = re.compile(r"[ \t]+[^\W\d_]|'[a-z]")
 _PROSE_WORD_MAX = 20
+_REDACTED = re.compile(r"\[redacted:\w+\]")
 _CALL = re.compile(
     r"[%$]?[\w.]*[(\[]"
 )  # where a call or an index opens: `make_key(`, `os.environ[`
@@ -249,8 +250,10 @@ def _code_value(match: re.Match[str], value: str) -> bool:
     if call is not None:
         text, opened = match.string, match.start("bare") + call.end()
         line_end = text.find("\n", opened)
-        closing = ")" if call.group().endswith("(") else "]"
-        return text.find(closing, opened, len(text) if line_end == -1 else line_end) != -1
+        rest = text[opened : len(text) if line_end == -1 else line_end]
+        if call.group().endswith("("):
+            return ")" in rest
+        return "]" in _REDACTED.sub("", rest)  # a secret masked before is no index's end
     after = match.string[match.end() : match.end() + 1]
     return value in ("f", "b", "r", "u", "rb", "br", "fr", "rf") and after in ("'", '"')
 

@@ -66,8 +66,9 @@ _KEYED = re.compile(
     # a quoted value ends at the same quote, as escaped as the opening one:
     # "…", \"…\" (JSON in a JSON string), \\\"…\\\" (one level deeper) …
     r"(?:(?P<quote>\\*[\"'])(?P<quoted>.*?)(?<!\\)(?P=quote)"
-    r"|(?P<bare>(?:(?i:bearer|basic|token)[ \t]+)?\)?[^\s,;&<{}\[\])'\"\\][^\s,;&}\])'\"\\]*)"
-    # (a bare value may start with `)`: a password's first character, never the whole value)
+    r"|(?P<bare>(?:(?i:bearer|basic|token)[ \t]+)?\)?[^\s,;&<{}\])'\"\\][^\s,;&}\])'\"\\]*)"
+    # (a bare value may start with `)` or `[`, as a password may; `[…]` closed on its
+    # line is code to chatmem.text.redaction, `[redacted:…]` included)
     # a quote never closed on its line: `password='hunter2` (the value is its first word)
     r"|(?P<opened>\\*[\"'])(?P<unclosed>\S+))"
 )

@@ -10,17 +10,20 @@ revision cache) lives in ``app.extensions["chatmem"]``.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 from flask import current_app
 from flask_sqlalchemy import SQLAlchemy
 
 from . import state as _app_state
 from .dispatch import Dispatcher
+from .errors import NotFound
 from .hooks import HostHooks
 from .identity import HostUser
 from .memory import block as _block
 from .memory import costs as _costs
+from .memory import erasure as _erasure
 from .memory import held as _held
 from .memory import screening as _screening
 from .memory import sessions as _sessions
@@ -317,6 +320,28 @@ class MemoryCore(HostHooks):
     def oldest_pending(self) -> datetime | None:
         """Since when the oldest proposal or held call has waited (the badge's tooltip)."""
         return _costs.oldest_pending(self.db.session())
+
+    def person_named(self, username: str) -> HostUser:
+        """The host's user of this name, or, for an account the host already deleted,
+        the one chatmem's records name so; NotFound when neither does."""
+        user = self.load_user_by_name(username)
+        if user is not None:
+            return cast(HostUser, user)
+        ids = _erasure.recorded_ids(self.db.session(), username)
+        if len(ids) != 1:
+            found = f"give {username!r} to {len(ids)} user ids" if ids else "hold no such user"
+            raise NotFound(
+                f"No user named {username!r} here, and chatmem's records {found}.",
+                details={"field": "username"},
+            )
+        return cast(HostUser, SimpleNamespace(id=ids[0], username=username))
+
+    def erase_user(self, user: HostUser, *, actor_id: str | None = None) -> dict[str, int]:
+        """Remove or anonymise all chatmem holds about one person (memory/erasure.py):
+        the rows changed, by table. One transaction; running it again changes nothing."""
+        return _erasure.erase_user(
+            self.db.session(), user_id_of(user), user_name_of(user), actor_id=actor_id
+        )
 
     def end_session(self, session_id: str, transcript: str | None = None) -> None:
         """End a session: digest it and queue an auto-summary if that is on."""

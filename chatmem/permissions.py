@@ -13,6 +13,7 @@ from typing import Any
 from flask import current_app
 
 from .identity import HostUser, user_id_of, user_name_of
+from .memory.erasure import ERASED_ACTOR, ERASED_NAME
 from .memory.guidance import CLI_ACTOR_PREFIX, IMPORTED_ACTOR_PREFIX
 
 __all__ = ["HostUser", "Permissions", "user_id_of", "user_name_of"]
@@ -68,6 +69,8 @@ class Permissions:
         """Who an audit row names: a user's name, `cli:<login>` as is, or the bare id."""
         if not actor_id:
             return "unknown"
+        if actor_id == ERASED_ACTOR:
+            return ERASED_NAME
         if actor_id.startswith(CLI_ACTOR_PREFIX):
             return actor_id
         if actor_id.startswith(IMPORTED_ACTOR_PREFIX):

@@ -19,6 +19,7 @@ import json
 import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -175,6 +176,8 @@ def _seed(site: Site) -> dict[str, Any]:
             except ApprovalRequired as held:
                 ids[f"held-{decision}"] = held.details["request_id"]
         ids["token_id"] = tokens.issue(memory, site.editor, name="laptop")[0].id
+        # Someone the host already deleted, known only by chatmem's record: to erase.
+        memory.start_session(SimpleNamespace(id="9001", username="departed"), "chat")
         db.session.remove()
     return ids
 
@@ -237,6 +240,8 @@ def _form(site: Site, ids: dict[str, Any], endpoint: str, values: dict[str, Any]
         return form
     if name == "settings":
         return [("name", "require_approval"), ("value", "false")]
+    if name == "erase_person":
+        return [("username", "departed"), ("confirm", "departed")]
     if name == "import_memory":
         return [("file", (_export_file(), "memory.json"))]
     return []
@@ -337,6 +342,7 @@ def test_no_token_opens_any_memory_screen_route(site: Site) -> None:
         "decide",
         "replace",
         "desk_bulk",
+        "erase_person",
     } <= endpoints
     assert len([r for r in requests if r.endpoint.endswith(".act")]) == len(ACTIONS)
     with site.app.app_context():

@@ -13,6 +13,7 @@ from ..auth import tokens
 from ..core import current_memory
 from ..errors import ChatmemError, NotFound
 from ..memory.models import utcnow
+from .erasure import erase_user
 from .guidance import guidance_cli
 from .transfer import export, import_
 
@@ -20,6 +21,7 @@ chatmem_cli = AppGroup("chatmem", help="chatmem project memory.")
 chatmem_cli.add_command(guidance_cli)
 chatmem_cli.add_command(export)
 chatmem_cli.add_command(import_)
+chatmem_cli.add_command(erase_user)
 
 
 @chatmem_cli.command("create-tables")

@@ -54,6 +54,7 @@ _FTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "chatmem_session": ("chatmem_session_fts", "rowid", ("summary", "digest")),
     "chatmem_guidance": ("chatmem_guidance_fts", "id", ("title", "text")),
 }
+FTS_TABLES = tuple(fts for fts, _rowid, _cols in _FTS.values())
 # FTS5 keeps its index in shadow tables named after the virtual table.
 _FTS_SHADOWS = ("data", "idx", "docsize", "config", "content")
 _PG_INDEXES: dict[str, tuple[str, ...]] = {

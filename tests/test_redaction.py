@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from chatmem.memory import ledger
 from chatmem.text import redaction, secret_keys, secret_shapes
 
 pytestmark = pytest.mark.db_free  # pure text functions
@@ -158,12 +159,28 @@ def test_next_to_an_aws_key_id_only_mixed_strings_of_forty_are_taken_for_its_sec
     )
 
 
-def test_finish_is_applied_to_every_string_after_redaction_keys_too() -> None:
-    value = {"note": "see pwd=abc1", "list": ["a", 1], "password": "x1"}
+def test_finish_is_applied_to_every_value_and_finish_key_to_every_key() -> None:
+    value = {"note": "see pwd=abc1", "list": ["a", 1], "password": "x1", "pwd=abc2": {"k": "v"}}
     assert redaction.redact_value(value, finish=str.upper) == {
-        "NOTE": "SEE PWD=[REDACTED:PASSWORD]",
-        "LIST": ["A", 1],
-        "PASSWORD": "[redacted:password]",
+        "note": "SEE PWD=[REDACTED:PASSWORD]",
+        "list": ["A", 1],
+        "password": "[redacted:password]",
+        "pwd=[redacted:password]": {"k": "V"},
+    }
+    assert redaction.redact_value(value, finish=str.upper, finish_key=str.title)["Note"] == (
+        "SEE PWD=[REDACTED:PASSWORD]"
+    )
+
+
+def test_the_ledger_cuts_long_values_but_keeps_keys_whole_and_visible() -> None:
+    """A held call's curator must see which field each cut value belongs to."""
+    stored = ledger.safe_arguments(
+        {"post_id": 3, "title\u200b": "Sales", "pwd=abc1x": 1}, max_len=4
+    )
+    assert stored == {
+        "post_id": 3,
+        "title<U+200B>": "Sale… [+1 chars]",
+        "pwd=[redacted:password]": 1,
     }
 
 

@@ -33,7 +33,8 @@ ASK_STEPS = (
 
 
 def safe_arguments(arguments: Any, max_len: int = 200) -> Any:
-    """What the ledger stores of a call's arguments: redacted, visible, long strings cut."""
+    """What the ledger stores of a call's arguments: redacted, visible, long values cut
+    (keys are kept whole, so a curator always sees which field a value is)."""
 
     def shown(value: str) -> str:
         value = text.visible(value)
@@ -41,7 +42,7 @@ def safe_arguments(arguments: Any, max_len: int = 200) -> Any:
             value = f"{value[:max_len]}… [+{len(value) - max_len} chars]"
         return value
 
-    return redaction.redact_value(arguments, finish=shown)
+    return redaction.redact_value(arguments, finish=shown, finish_key=text.visible)
 
 
 def safe_text(value: str, max_len: int) -> str:

@@ -264,11 +264,16 @@ def _reads_as_prose(match: re.Match[str], value: str) -> bool:
     return plain and bool(_PROSE_AFTER.match(match.string, match.end()))
 
 
-def redact_value(value: Any, finish: Callable[[str], str] | None = None) -> Any:
+def redact_value(
+    value: Any,
+    finish: Callable[[str], str] | None = None,
+    finish_key: Callable[[str], str] | None = None,
+) -> Any:
     """A copy of `value` with its secrets masked: by shape, under key-named
     fields, and in JSON held in a string. Nesting and lists are bounded;
-    `finish` is then applied to every string (the ledger makes text visible
-    and cuts it).
+    `finish` is then applied to every string value and `finish_key` to every
+    dict key (the ledger makes both visible and cuts only values, so a cut
+    never hides which field a value belongs to).
     """
     kinds: set[str] = set()  # an AWS key id among them asks for a second pass
     redact_one = _redacting(kinds)
@@ -283,13 +288,18 @@ def redact_value(value: Any, finish: Callable[[str], str] | None = None) -> Any:
 
     _walk(value, look)
 
-    def leaf(text: str) -> str:
+    def masked(text: str) -> str:
         if aws:
             text = _AWS_SECRET.sub(lambda m: _aws_secret(m, {}), text)
-        text = redact_one(_json_in_string(text, kinds))
-        return finish(text) if finish else text
+        return redact_one(_json_in_string(text, kinds))
 
-    out = _walk(value, leaf)
+    def leaf(text: str) -> str:
+        return finish(masked(text)) if finish else masked(text)
+
+    def key(text: str) -> str:
+        return finish_key(masked(text)) if finish_key else masked(text)
+
+    out = _walk(value, leaf, key)
     if "aws_access_key" in kinds:
         # The id and its secret key may sit in two different fields.
         out = _walk(out, lambda text: _AWS_SECRET.sub(lambda m: _aws_secret(m, {}), text))
@@ -309,8 +319,14 @@ def _redacting(kinds: set[str]) -> Callable[[str], str]:
     return redact_one
 
 
-def _walk(value: Any, on_string: Callable[[str], str], depth: int = 0) -> Any:
-    """A copy of `value`: strings through `on_string`, values under secret-named keys masked."""
+def _walk(
+    value: Any,
+    on_string: Callable[[str], str],
+    on_key: Callable[[str], str] | None = None,
+    depth: int = 0,
+) -> Any:
+    """A copy of `value`: strings through `on_string` (dict keys through
+    `on_key`, by default the same), values under secret-named keys masked."""
     if depth > _MAX_DEPTH:
         return "[…]"
     if isinstance(value, dict):
@@ -320,10 +336,11 @@ def _walk(value: Any, on_string: Callable[[str], str], depth: int = 0) -> Any:
             sure = found is not None and (found[1] or isinstance(item, str) and looks_random(item))
             kind = found[0] if found and sure else None
             # A key is text an agent wrote too: `{"ghp_…": 1}` holds a secret.
-            out[on_string(str(key))] = redacted(kind) if kind else _walk(item, on_string, depth + 1)
+            shown_key = (on_key or on_string)(str(key))
+            out[shown_key] = redacted(kind) if kind else _walk(item, on_string, on_key, depth + 1)
         return out
     if isinstance(value, list | tuple):
-        return [_walk(v, on_string, depth + 1) for v in list(value)[:_MAX_ITEMS]]
+        return [_walk(v, on_string, on_key, depth + 1) for v in list(value)[:_MAX_ITEMS]]
     return on_string(value) if isinstance(value, str) else value
 
 

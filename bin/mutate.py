@@ -82,6 +82,9 @@ TOKEN_TESTS = (
     # Making, listing and revoking in the browser: the Connect page, the tokens tab.
     "tests/test_connect_tokens.py",
     "tests/test_memory_screen_tokens.py",
+    # The per-user mint lock and the list's order on PostgreSQL; the check's cache at its bound.
+    "tests/test_token_rules.py",
+    "tests/test_token_check_rules.py",
 )
 #: The ask severity: holding, deciding, granting, on every channel and under races.
 ASK_TESTS = (
@@ -189,6 +192,8 @@ TARGETS = {
             "tests/test_costs.py",
             # The approved entries in recall's order, and the ranked index built from them.
             *RANKED_TESTS,
+            # Each revision's ranked index reuses the last one's analysis of untouched entries.
+            "tests/test_revision_rules.py",
         ),
     ),
     # Held calls of `ask` guardrails: holding, deciding, the grant that lets one run.

@@ -25,6 +25,7 @@ from .memory import block as _block
 from .memory import costs as _costs
 from .memory import erasure as _erasure
 from .memory import held as _held
+from .memory import retention as _retention
 from .memory import screening as _screening
 from .memory import sessions as _sessions
 from .memory import switches as _switches
@@ -360,6 +361,11 @@ class MemoryCore(HostHooks):
         return _sweep.run(
             self.db.session(), self, server_name=self.server_name, review=review, now=now
         )
+
+    def apply_retention(self, *, now: datetime | None = None) -> dict[str, int]:
+        """Delete records older than CHATMEM_RETENTION_DAYS (memory/retention.py): the rows
+        deleted, by table; nothing when it is 0 (off)."""
+        return _retention.apply(self.db.session(), self.settings.retention_days, now=now)
 
     def deliver_notices(self, *, now: datetime | None = None) -> Any:
         """Send due webhook notices (CHATMEM_NOTIFY_WEBHOOK), retrying failures with back-off."""

@@ -47,6 +47,7 @@ EXAMPLES: dict[str, tuple[str, Any]] = {
     "CHATMEM_MAX_BODY_BYTES": ("2048", 2048),
     "CHATMEM_RATE_LIMIT_PER_MINUTE": ("0", 0),
     "CHATMEM_TOKENS_PER_USER": ("5", 5),
+    "CHATMEM_RETENTION_DAYS": (" 90 ", 90),
     "CHATMEM_RATE_LIMIT_PER_TOKEN_PER_MINUTE": ("30", 30),
     "CHATMEM_RATELIMIT_STORAGE_URI": (" redis://127.0.0.1:6379/2 ", "redis://127.0.0.1:6379/2"),
     "CHATMEM_RATELIMIT_KEY_PREFIX": ("shop-staging", "shop-staging"),
@@ -74,6 +75,7 @@ EXAMPLES: dict[str, tuple[str, Any]] = {
 INVALID: dict[str, tuple[str, str]] = {
     "CHATMEM_STALE_TARGETS": ("trash", "one of flag, review"),
     "CHATMEM_UNUSED_DAYS": ("0", "a whole number of at least 1"),
+    "CHATMEM_RETENTION_DAYS": ("30.5", "a whole number of at least 0"),
     "CHATMEM_NOTIFY_WEBHOOK": ("ftp://x.example", "an http:// or https:// address, or empty"),
     "CHATMEM_URL_PREFIX": ("chatmem", "a path that starts with a single / (such as /chatmem)"),
     "CHATMEM_SESSION_IDLE_MINUTES": ("0", "a whole number of at least 1"),

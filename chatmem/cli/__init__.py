@@ -34,7 +34,8 @@ def create_tables() -> None:
 @chatmem_cli.command("sweep")
 @click.option("--limit", default=100, show_default=True, help="Most summary jobs to run.")
 def sweep(limit: int) -> None:
-    """End idle sessions, run due summary jobs, check guidance upkeep, send webhook notices."""
+    """End idle sessions, run due summary jobs, check guidance upkeep, apply retention,
+    send webhook notices."""
     memory = current_memory()
     ended = memory.sweep()
     click.echo(f"Ended {ended} idle session{'s' if ended != 1 else ''}.")
@@ -43,6 +44,10 @@ def sweep(limit: int) -> None:
     for error in stats.errors:
         click.echo(f"Summary jobs not run: {error}", err=True)
     click.echo(f"Upkeep: {memory.upkeep()}.")
+    if memory.settings.retention_days:
+        deleted = memory.apply_retention()
+        shown = ", ".join(f"{n} from {table}" for table, n in deleted.items() if n) or "nothing"
+        click.echo(f"Retention ({memory.settings.retention_days} days): deleted {shown}.")
     if memory.settings.notify_webhook:
         click.echo(f"Webhook notices: {memory.deliver_notices()}.")
 

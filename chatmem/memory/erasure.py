@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sqlalchemy import delete, or_, select, text, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session as OrmSession
 
 from ..errors import InvalidParams
@@ -38,6 +38,7 @@ from .models import (
     Session,
     SummaryJob,
 )
+from .recall import search
 
 #: What an audit row, an entry's creator or approver reads once its person is erased.
 ERASED_ACTOR = "erased"
@@ -106,7 +107,7 @@ def erase_user(
         switches.bump_revision(db)  # caches keyed by the revision (tokens, recall) start over
         db.add(GuidanceEvent(action="user_erased", actor_id=actor_id, detail={"rows": report}))
     db.commit()
-    _merge_search_indexes(db)
+    search.forget_deleted(db)
     return report
 
 
@@ -173,23 +174,6 @@ def _scrubbed(value: Any, word: re.Pattern[str]) -> Any:
     if isinstance(value, list):
         return [_scrubbed(item, word) for item in value]
     return value
-
-
-def _merge_search_indexes(db: OrmSession) -> None:
-    """SQLite's FTS5 keeps a deleted row's terms until its segments merge: merge them now.
-
-    PostgreSQL's indexes hold no deleted row once vacuumed, which autovacuum does;
-    docs/trust-model.md says to run VACUUM where the disk itself must forget.
-    """
-    if db.get_bind().dialect.name != "sqlite":
-        return
-    from .recall.search import FTS_TABLES
-
-    names = set(db.execute(text("SELECT name FROM sqlite_master")).scalars())
-    for fts in FTS_TABLES:
-        if fts in names:
-            db.execute(text(f"INSERT INTO {fts}({fts}) VALUES ('optimize')"))
-    db.commit()
 
 
 def recorded_ids(db: OrmSession, user_name: str) -> list[str]:

@@ -143,6 +143,13 @@ SETTINGS: dict[str, Setting] = {
         "this many days are listed under Unused on the Memory screen's Upkeep page.",
         integer(1),
     ),
+    "CHATMEM_RETENTION_DAYS": Setting(
+        0,
+        "Days chatmem keeps ended sessions (summaries, digests, transcripts), ledger rows, "
+        "decided held calls, injection rows and delivered notices; the sweep deletes older "
+        "ones. Guidance and its audit trail are kept. 0 keeps everything.",
+        integer(0),
+    ),
     "CHATMEM_NOTIFY_WEBHOOK": Setting(
         None,
         "An http(s) URL that gets a JSON POST for every new proposal and held call, sent by "

@@ -108,6 +108,7 @@ class Settings:
     ask_grant_minutes: int  # CHATMEM_ASK_GRANT_MINUTES
     stale_targets: str  # CHATMEM_STALE_TARGETS: flag or review
     unused_days: int  # CHATMEM_UNUSED_DAYS
+    retention_days: int  # CHATMEM_RETENTION_DAYS; zero: off
     notify_webhook: str | None  # CHATMEM_NOTIFY_WEBHOOK
     license_active: bool  # CHATMEM_LICENSE_ACTIVE
     max_body_bytes: int  # CHATMEM_MAX_BODY_BYTES
@@ -135,6 +136,7 @@ class Settings:
             ask_grant_minutes=v["CHATMEM_ASK_GRANT_MINUTES"],
             stale_targets=v["CHATMEM_STALE_TARGETS"],
             unused_days=v["CHATMEM_UNUSED_DAYS"],
+            retention_days=v["CHATMEM_RETENTION_DAYS"],
             notify_webhook=v["CHATMEM_NOTIFY_WEBHOOK"],
             license_active=bool(v["CHATMEM_LICENSE_ACTIVE"]),
             max_body_bytes=v["CHATMEM_MAX_BODY_BYTES"],

@@ -1,7 +1,8 @@
 """An optional in-process sweeper for small deployments without a scheduler.
 
 Every `interval` seconds it ends idle sessions, runs due summary jobs, checks
-guidance upkeep and sends webhook notices, as `flask chatmem sweep` does.
+guidance upkeep, applies retention and sends webhook notices, as
+`flask chatmem sweep` does.
 Several processes each running one are safe, because job claims and upkeep
 changes are atomic, but a deployment with many workers does less work
 running the CLI from cron or a systemd timer instead.
@@ -55,6 +56,9 @@ class BackgroundSweeper:
             upkeep = memory.upkeep()
             if upkeep.flagged or upkeep.cleared or upkeep.review_due:
                 log.info("background sweep: upkeep: %s", upkeep)
+            deleted = memory.apply_retention()
+            if any(deleted.values()):
+                log.info("background sweep: retention deleted %s", deleted)
             memory.deliver_notices()
         self.runs += 1
 

@@ -72,6 +72,7 @@ def helpers() -> dict[str, Any]:
         "guidance_types": GUIDANCE_TYPES,
         "severities": SEVERITIES,
         "setting_labels": SETTING_LABELS,
+        "retention_days": mem.settings.retention_days,
         "block_limit": LIMIT,
         "user_name": user_name,
         "enforcement": enforcement,

@@ -33,7 +33,8 @@ import sqlite3
 import weakref
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, event
+from sqlalchemy import Connection, Engine, Table, event, text
+from sqlalchemy.orm import Session as OrmSession
 
 from ..models import Guidance, Session
 
@@ -57,6 +58,24 @@ _FTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
 FTS_TABLES = tuple(fts for fts, _rowid, _cols in _FTS.values())
 # FTS5 keeps its index in shadow tables named after the virtual table.
 _FTS_SHADOWS = ("data", "idx", "docsize", "config", "content")
+
+
+def forget_deleted(db: OrmSession) -> None:
+    """SQLite's FTS5 keeps a deleted row's terms until its segments merge: merge them now
+    (after an erasure or a retention run, so no trigram of a deleted record is left).
+
+    PostgreSQL's indexes hold no deleted row once vacuumed, which autovacuum does;
+    docs/trust-model.md says to run VACUUM where the disk itself must forget.
+    """
+    if db.get_bind().dialect.name != "sqlite":
+        return
+    names = set(db.execute(text("SELECT name FROM sqlite_master")).scalars())
+    for fts in FTS_TABLES:
+        if fts in names:
+            db.execute(text(f"INSERT INTO {fts}({fts}) VALUES ('optimize')"))
+    db.commit()
+
+
 _PG_INDEXES: dict[str, tuple[str, ...]] = {
     "chatmem_session": ("summary", "digest"),
     "chatmem_guidance": ("title", "text"),

@@ -219,6 +219,11 @@ TARGETS = {
     "admission": Target(
         "chatmem/auth/admission.py", ("tests/test_rate_limits.py", "tests/test_token_auth.py")
     ),
+    # The audit trail's seals: written under a lock per trail, verified, reseal after erasure.
+    "audit": Target(
+        "chatmem/memory/audit.py",
+        ("tests/test_audit.py", "tests/test_erasure.py", "tests/test_transfer.py"),
+    ),
 }
 
 

@@ -21,6 +21,7 @@ from .dispatch import Dispatcher
 from .errors import NotFound
 from .hooks import HostHooks
 from .identity import HostUser
+from .memory import audit as _audit  # noqa: F401 - seals audit events as they are written
 from .memory import block as _block
 from .memory import costs as _costs
 from .memory import erasure as _erasure

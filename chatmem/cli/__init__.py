@@ -13,6 +13,7 @@ from ..auth import tokens
 from ..core import current_memory
 from ..errors import ChatmemError, NotFound
 from ..memory.models import utcnow
+from .audit import audit_cli
 from .erasure import erase_user
 from .guidance import guidance_cli
 from .transfer import export, import_
@@ -22,6 +23,7 @@ chatmem_cli.add_command(guidance_cli)
 chatmem_cli.add_command(export)
 chatmem_cli.add_command(import_)
 chatmem_cli.add_command(erase_user)
+chatmem_cli.add_command(audit_cli)
 
 
 @chatmem_cli.command("create-tables")

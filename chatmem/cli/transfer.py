@@ -81,3 +81,8 @@ def import_(file: IO[bytes], as_pending: bool) -> None:
             f"Flagged entry {flagged['entry']} (#{flagged['id']} in the file, here "
             f"#{flagged['new']}): {', '.join(flagged['flags'])}."
         )
+    for altered in result.altered:
+        click.echo(
+            f"Changed after export: entry {altered['entry']} (#{altered['id']} in the file, "
+            f"here #{altered['new']}); it waits in Pending review."
+        )

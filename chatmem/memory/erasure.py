@@ -26,7 +26,7 @@ from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session as OrmSession
 
 from ..errors import InvalidParams
-from . import switches
+from . import audit, switches
 from .models import (
     ApiToken,
     BlockUse,
@@ -68,13 +68,19 @@ def erase_user(
         .values(created_by=ERASED_ACTOR),
         update(Guidance).where(Guidance.approved_by == user_id).values(approved_by=ERASED_ACTOR),
     )
+    acted = select(GuidanceEvent.guidance_id).where(GuidanceEvent.actor_id == user_id)
+    rewritten = set(db.scalars(acted.distinct()))
     report["chatmem_guidance_event"] += _changed(
         db,
         delete(GuidanceEvent).where(GuidanceEvent.guidance_id.in_(unapproved)),
         update(GuidanceEvent)
         .where(GuidanceEvent.actor_id == user_id)
         .values(actor_id=ERASED_ACTOR),
-    ) + _scrub(db, GuidanceEvent, GuidanceEvent.detail, named)
+    )
+    scrubbed = _scrub(db, GuidanceEvent, GuidanceEvent.detail, named)
+    report["chatmem_guidance_event"] += len(scrubbed)
+    # chatmem rewrote these trails' old events: they are sealed again as they now read.
+    audit.reseal(db, rewritten | {event.guidance_id for event in scrubbed})
     report["chatmem_held_call"] += _changed(
         db,
         delete(HeldCall).where(HeldCall.user_id == user_id),
@@ -93,12 +99,14 @@ def erase_user(
         delete(LedgerEntry).where(
             or_(LedgerEntry.user_id == user_id, LedgerEntry.session_id.in_(sessions))
         ),
-    ) + _scrub(  # a decision on someone else's call: "allowed once by <name>"
-        db,
-        LedgerEntry,
-        LedgerEntry.detail,
-        named,
-        LedgerEntry.detail.contains(user_name, autoescape=True),
+    ) + len(
+        _scrub(  # a decision on someone else's call: "allowed once by <name>"
+            db,
+            LedgerEntry,
+            LedgerEntry.detail,
+            named,
+            LedgerEntry.detail.contains(user_name, autoescape=True),
+        )
     )
     report["chatmem_token"] += _changed(db, delete(ApiToken).where(ApiToken.user_id == user_id))
     report["chatmem_notify_job"] += _notices(db, named)
@@ -138,14 +146,17 @@ def _word(user_name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(user_name)}(?!\w)")
 
 
-def _scrub(db: OrmSession, model: Any, column: Any, named: re.Pattern[str], *where: Any) -> int:
-    """Rows that name the person in `column` (text or JSON) get `ERASED_NAME` instead."""
-    changed = 0
+def _scrub(
+    db: OrmSession, model: Any, column: Any, named: re.Pattern[str], *where: Any
+) -> list[Any]:
+    """Rows that name the person in `column` (text or JSON) get `ERASED_NAME` instead;
+    the rows changed."""
+    changed = []
     for row in db.scalars(select(model).where(column.is_not(None), *where)):
         value = getattr(row, column.key)
         if _names(value, named):
             setattr(row, column.key, _scrubbed(value, named))
-            changed += 1
+            changed.append(row)
     db.flush()
     return changed
 

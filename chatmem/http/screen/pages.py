@@ -17,7 +17,7 @@ from ... import text
 from ...auth import tokens
 from ...core import current_memory
 from ...errors import ChatmemError, InvalidParams, NotFound
-from ...memory import guidance, held, ledger, listing, transfer
+from ...memory import audit, guidance, held, ledger, listing, transfer
 from ...memory.fields import TARGET_MAX
 from ...memory.models import ENFORCED_SEVERITIES, Guidance, Session
 from . import desk_view
@@ -167,6 +167,7 @@ def entry_history(entry_id: int) -> ResponseReturnValue:
         action_labels=history.ACTION_LABELS,
         status_words=history.STATUS_WORDS,
         source=db.get(Session, entry.session_id) if entry.session_id else None,
+        trail=audit.verify(db, entry_id=entry_id),
         **helpers(),
     )
 

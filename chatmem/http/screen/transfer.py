@@ -79,6 +79,7 @@ def import_memory() -> ResponseReturnValue:
                 "imported": result.imported,
                 "skipped": result.skipped,
                 "flagged": result.flagged,
+                "altered": result.altered,
                 "message": message,
             }
         )

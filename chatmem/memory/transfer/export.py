@@ -75,6 +75,8 @@ def _entry_json(entry: Guidance, events: list[GuidanceEvent]) -> dict[str, Any]:
                 "actor_id": e.actor_id,
                 "at": format_when(e.at),
                 "detail": e.detail,
+                "text_sha256": e.text_sha256,
+                "seal": e.seal,
             }
             for e in events
         ],

@@ -8,7 +8,9 @@ version always stays. By default imported entries are pending, so imported
 memory passes the same gate as an agent's proposal. `keep_status` copies
 their status, through the poisoning screen `remember` runs: an active entry
 the screen flags waits in Pending with its flags, one that passes is
-approved by whoever imported it, at import time. The file's approver and
+approved by whoever imported it, at import time. An entry whose trail no
+longer matches its seals (the file was changed after export) waits in Pending
+too, whatever `keep_status` says. The file's approver and
 approval time are only history: they go into the entry's `import` event,
 never into its approval columns.
 """
@@ -22,7 +24,7 @@ from typing import Any, cast
 from sqlalchemy import Table, select, update
 from sqlalchemy.orm import Session as OrmSession
 
-from .. import guidance, switches
+from .. import audit, guidance, switches
 from ..fields import default_title, text_key
 from ..models import Guidance, GuidanceEvent, utcnow
 from ..screening import Flag
@@ -38,6 +40,9 @@ class Result:
     skipped: list[dict[str, Any]] = field(default_factory=list)  # {"entry", "id", "existing"}
     # Entries the poisoning screen flagged: {"entry", "id", "new", "flags"} (codes).
     flagged: list[dict[str, Any]] = field(default_factory=list)
+    # Entries whose trail no longer matches its seals (memory/audit.py): the file was
+    # changed after export, so they wait for a person: {"entry", "id", "new"}.
+    altered: list[dict[str, Any]] = field(default_factory=list)
     status: str = "pending"
 
 
@@ -52,6 +57,13 @@ def summary(result: Result) -> str:
         message += (
             f" The poisoning screen flagged {flagged}: "
             f"{'it waits' if flagged == 1 else 'they wait'} in Pending review."
+        )
+    if result.altered:
+        altered = len(result.altered)
+        message += (
+            f" {altered} {'was' if altered == 1 else 'were'} changed after export (the trail "
+            f"no longer matches its seals): {'it waits' if altered == 1 else 'they wait'} "
+            "in Pending review."
         )
     return message
 
@@ -102,7 +114,8 @@ def _add(
             result.skipped.append({"entry": index + 1, "id": row["id"], "existing": seen[key]})
             continue
         flags = [flag.code for flag in screen(fields)] if screen is not None else []
-        entry = _new(row, fields, _status(row, keep_status, bool(flags)))
+        altered = audit.exported_break(row["events"], row["text"]) is not None
+        entry = _new(row, fields, _status(row, keep_status, bool(flags) or altered))
         entry.created_by = _foreign(document, row["created_by"])
         if entry.status == "publish" or entry.status_before_trash == "publish":
             # Approved here, now, by whoever imported it: the file's approval is history.
@@ -123,6 +136,7 @@ def _add(
                     actor_id=_foreign(document, event["actor_id"]),
                     at=parse_when(event["at"]),
                     detail=event["detail"],
+                    text_sha256=event.get("text_sha256"),
                 )
             )
         db.add(
@@ -131,9 +145,11 @@ def _add(
                 action="import",
                 actor_id=actor_id,
                 at=now,
-                detail=_import_detail(document, row, entry, flags),
+                detail=_import_detail(document, row, entry, flags, altered),
             )
         )
+        if altered:
+            result.altered.append({"entry": index + 1, "id": row["id"], "new": entry.id})
         if flags:
             result.flagged.append(
                 {"entry": index + 1, "id": row["id"], "new": entry.id, "flags": flags}
@@ -172,8 +188,8 @@ def _foreign(document: Mapping[str, Any], actor: str | None) -> str | None:
 
 
 def _status(row: Mapping[str, Any], keep_status: bool, flagged: bool) -> tuple[str, str | None]:
-    """(status, status_before_trash) of the copy: a flagged entry is not active, nor
-    can it become active by a restore from the trash; it waits for a person."""
+    """(status, status_before_trash) of the copy: a flagged or altered entry is not
+    active, nor can it become active by a restore from the trash; it waits for a person."""
     if not keep_status:
         return "pending", None
     status, before = row["status"], row.get("status_before_trash")
@@ -187,7 +203,11 @@ def _status(row: Mapping[str, Any], keep_status: bool, flagged: bool) -> tuple[s
 
 
 def _import_detail(
-    document: Mapping[str, Any], row: Mapping[str, Any], entry: Guidance, flags: list[str]
+    document: Mapping[str, Any],
+    row: Mapping[str, Any],
+    entry: Guidance,
+    flags: list[str],
+    altered: bool,
 ) -> dict[str, Any]:
     """The entry's `import` event: what it was in the file and what the screen found."""
     detail: dict[str, Any] = {"status": entry.status, "source": document["server_name"]}
@@ -195,6 +215,8 @@ def _import_detail(
         detail["was"] = row["status"]
     if flags:
         detail["flags"] = flags
+    if altered:
+        detail["altered_after_export"] = True
     if row["approved_by"] is not None or row["approved_at"] is not None:
         # Who approved it on the other site (that site's id and name): history only.
         detail["approved_by"] = row["approved_by"]

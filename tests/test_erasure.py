@@ -379,3 +379,33 @@ def test_only_a_signed_in_curator_with_csrf_may_erase(
     assert by_token.status_code in (401, 403)  # a token never opens the curator's screen
     after = dump_chatmem_tables(demo_app)[1]
     assert MARK in after and after.count(MARK) == before.count(MARK)
+
+
+def test_erasing_someone_mid_work_ends_their_session_and_held_call(memory: Any, db: Any) -> None:
+    """An open session and a call waiting for a person go with the erasure; the session's
+    next call is refused as unknown, and a decision on the held call finds nothing."""
+    from chatmem import ChatmemError
+    from chatmem.memory import held as held_calls
+    from tests.test_ask_severity import ADMIN, EDITOR, ask, held_call
+
+    ask(db)
+    sid = memory.start_session(EDITOR, "rest")
+    request_id = held_call(memory)
+    report = memory.erase_user(EDITOR, actor_id=str(ADMIN.id))
+    assert report["chatmem_session"] >= 2 and report["chatmem_held_call"] == 1
+    with pytest.raises(ChatmemError) as unknown:
+        memory.call_tool("update-post", {"post_id": 4, "title": "x"}, user=EDITOR, session_id=sid)
+    assert unknown.value.code == "not_found"
+    with pytest.raises(ChatmemError) as gone:
+        held_calls.decide(
+            db.session(),
+            request_id,
+            "allow",
+            actor_id="1",
+            actor_name="admin",
+            note=None,
+            grant_minutes=30,
+        )
+    assert gone.value.code == "not_found"
+    # Work they start afterwards is theirs again, from nothing.
+    assert memory.start_session(EDITOR, "rest") != sid

@@ -16,7 +16,7 @@ from typing import Any
 
 from axe_playwright_python.sync_playwright import Axe
 from flask import Flask
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from tests.demo_client import DemoClient, tool_results
 
@@ -51,12 +51,12 @@ def seed_everything(app: Flask) -> dict[str, Any]:
     """Every kind of item a page shows, with long and unbroken content where text goes:
     pending (agent and admin), active, rejected with a reason, trashed, an entry with
     several versions, a waiting held call, one allowed and run, one denied, tokens,
-    closed sessions with a change ledger, and upkeep items (target gone, review date,
-    unused)."""
+    closed sessions with a change ledger, upkeep items (target gone, review date,
+    unused), and an entry whose audit trail was changed outside chatmem."""
     from chatmem.core import current_memory
     from chatmem.demo.extensions import db
     from chatmem.memory import guidance, held, staleness
-    from chatmem.memory.models import Guidance, Session
+    from chatmem.memory.models import Guidance, GuidanceEvent, Session
 
     editor = DemoClient(app, "editor")
     admin = DemoClient(app, "admin")
@@ -154,6 +154,13 @@ def seed_everything(app: Flask) -> dict[str, Any]:
         db.session.commit()
         current_memory().upkeep()
         assert guidance.get(db.session(), gone.id).target_gone_at is not None
+        # A trail changed outside chatmem (its approver, by raw SQL): the history page warns.
+        db.session.execute(
+            update(GuidanceEvent)
+            .where(GuidanceEvent.guidance_id == convention, GuidanceEvent.action == "approve")
+            .values(actor_id="2")
+        )
+        db.session.commit()
         session_id = db.session.scalars(select(Session.id).order_by(Session.started_at)).first()
         first = db.session.scalars(select(Guidance.id).order_by(Guidance.id)).first()
     return {
@@ -164,6 +171,7 @@ def seed_everything(app: Flask) -> dict[str, Any]:
         "denied": denied,
         "entry": first,
         "versions": shipping,
+        "altered": convention,
         "guardrail": guardrail,
         "session": session_id,
     }
@@ -200,6 +208,7 @@ def pages(seeded: dict[str, Any]) -> dict[str, list[Visit]]:
             Visit(f"{MEMORY}/guidance/{seeded['guardrail']}/hits"),
             Visit(f"{MEMORY}/guidance/{seeded['entry']}"),
             Visit(f"{MEMORY}/guidance/{seeded['versions']}"),
+            Visit(f"{MEMORY}/guidance/{seeded['altered']}"),  # "altered outside chatmem"
         ],
         "viewer": [Visit("/chat"), Visit(MEMORY, status=403)],
     }

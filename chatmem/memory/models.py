@@ -134,9 +134,8 @@ class GuidanceEvent(Base):
     actor_id: Mapped[str | None] = mapped_column(String(64))
     at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
     detail: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    # memory/audit.py: the entry's text as of this event, and this event's seal.
-    text_sha256: Mapped[str | None] = mapped_column(String(64))
-    seal: Mapped[str | None] = mapped_column(String(64))
+    text_sha256: Mapped[str | None] = mapped_column(String(64))  # the text then (audit.py)
+    seal: Mapped[str | None] = mapped_column(String(64))  # to the event before (audit.py)
 
 
 class Session(Base):

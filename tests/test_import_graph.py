@@ -257,3 +257,16 @@ def test_the_domain_check_can_fail() -> None:
     )
     assert not any(_under(m, "flask") for m in {"flask_sqlalchemy", "flasks"})
     assert _under("flask.globals", "flask")
+
+
+MODULE_LINES_MAX = 400  # issue 27: one idea a module; a longer one is split, not grown
+
+
+def test_no_module_of_the_package_is_over_400_lines() -> None:
+    sizes = {
+        str(path.relative_to(PACKAGE)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in PACKAGE.rglob("*.py")
+        if "migrations" not in path.parts
+    }
+    assert len(sizes) > 100, "the tree was read"
+    assert {name: n for name, n in sizes.items() if n > MODULE_LINES_MAX} == {}

@@ -87,7 +87,10 @@ def _in_batches(
             .execution_options(synchronize_session=False)
         )
         db.commit()
-        deleted += int(getattr(result, "rowcount", 0) or 0)
+        gone = int(getattr(result, "rowcount", 0) or 0)
+        if gone <= 0:
+            break  # nothing matched after all (another sweep took them): never spin
+        deleted += gone
     return deleted
 
 

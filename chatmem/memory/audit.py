@@ -206,23 +206,21 @@ def _walk(trail: int | None, rows: list[GuidanceEvent], breaks: list[Break]) -> 
     return previous, bound
 
 
-def exported_break(events: list[dict[str, Any]], text: str) -> tuple[int, str] | None:
-    """An exported entry's trail checked as `verify` checks a stored one: the position
-    (1-based; 0 for the text) and reason of the first mismatch, or None. A file
-    written before seals existed carries none and has nothing to check."""
+def exported_trail_holds(events: list[dict[str, Any]], text: str) -> bool:
+    """An exported entry's trail checked as `verify` checks a stored one: every event
+    matches its seal and the text is the one last sealed. A file written before seals
+    existed carries none and has nothing to check; one with only some was altered."""
+    if not any(row.get("seal") for row in events):
+        return True
     previous, bound = GENESIS, None
-    for position, row in enumerate(events, 1):
-        seal = row.get("seal")
-        if seal is None:
-            continue
+    for row in events:
         at = datetime.fromisoformat(str(row["at"]).removesuffix("Z"))
         fields = {k: row[k] for k in ("action", "actor_id", "detail")}
-        if seal_of(**fields, at=at, text_sha256=row.get("text_sha256"), previous=previous) != seal:
-            return position, EDITED
-        previous, bound = seal, row.get("text_sha256") or bound
-    if bound is not None and text_digest(text) != bound:
-        return 0, TEXT_CHANGED
-    return None
+        sealed = seal_of(**fields, at=at, text_sha256=row.get("text_sha256"), previous=previous)
+        if sealed != row.get("seal"):
+            return False
+        previous, bound = sealed, row.get("text_sha256") or bound
+    return bound is None or text_digest(text) == bound
 
 
 def reseal(db: OrmSession, trails: Iterable[int | None]) -> None:

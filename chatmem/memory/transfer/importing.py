@@ -114,7 +114,7 @@ def _add(
             result.skipped.append({"entry": index + 1, "id": row["id"], "existing": seen[key]})
             continue
         flags = [flag.code for flag in screen(fields)] if screen is not None else []
-        altered = audit.exported_break(row["events"], row["text"]) is not None
+        altered = not audit.exported_trail_holds(row["events"], row["text"])
         entry = _new(row, fields, _status(row, keep_status, bool(flags) or altered))
         entry.created_by = _foreign(document, row["created_by"])
         if entry.status == "publish" or entry.status_before_trash == "publish":

@@ -306,3 +306,30 @@ def test_a_file_from_before_seals_keeps_its_status(
     assert code == 0 and "changed after export" not in output, output
     status = db.session.scalar(select(Guidance.status).where(Guidance.text == "Ship on Tuesdays."))
     assert status == "publish"
+
+
+def test_a_seal_is_the_sha256_of_this_exact_canonical_json() -> None:
+    """The seal's form is a contract: exports carry seals, and anyone may check them
+    with nothing but SHA-256 and this JSON (sorted keys, no spaces, UTF-8 as is)."""
+    from datetime import datetime
+    from hashlib import sha256
+
+    canonical = (
+        '{"action":"approve","actor":"1","at":"2026-12-06T10:00:00.000000",'
+        '"detail":{"a":1,"é":"ü"},"previous":"'
+        + "0" * 64
+        + '","text":"'
+        + sha256(b"Ship on Tuesdays.").hexdigest()
+        + '"}'
+    )
+    assert (
+        audit.seal_of(
+            action="approve",
+            actor_id="1",
+            at=datetime(2026, 12, 6, 10, 0, 0),
+            detail={"é": "ü", "a": 1},
+            text_sha256=audit.text_digest("Ship on Tuesdays."),
+            previous=audit.GENESIS,
+        )
+        == sha256(canonical.encode("utf-8")).hexdigest()
+    )

@@ -333,3 +333,47 @@ def test_a_seal_is_the_sha256_of_this_exact_canonical_json() -> None:
         )
         == sha256(canonical.encode("utf-8")).hexdigest()
     )
+
+
+def test_trails_written_in_turn_verify_each_on_its_own(app: Flask, memory: Any, db: Any) -> None:
+    """Two entries' events interleaved by id: each trail is walked in its own order."""
+    s = db.session()
+    a = guidance.admin_add(s, {"type": "fact", "text": "Alpha."}, actor_id="1").id
+    b = guidance.admin_add(s, {"type": "fact", "text": "Beta."}, actor_id="1").id
+    guidance.edit(s, a, {"text": "Alpha two."}, actor_id="1")
+    guidance.edit(s, b, {"text": "Beta two."}, actor_id="1")
+    guidance.edit(s, a, {"text": "Alpha three."}, actor_id="1")
+    assert verify(app) == (0, "Verified: 2 trails, 5 events.\n")
+
+
+def test_an_unsealed_event_inside_a_trail_is_named_and_the_trail_goes_on(
+    app: Flask, memory: Any, db: Any
+) -> None:
+    """A row slipped into an entry's trail is named alone; chatmem's later events chain
+    past it, and the text they bind is checked."""
+    first, _second = history(memory, db)
+    raw(
+        db,
+        insert(GuidanceEvent).values(
+            guidance_id=first, action="approve", actor_id="3", at=utcnow(), detail={}
+        ),
+    )
+    slipped = event_ids(db, first)[-1]
+    guidance.edit(db.session(), first, {"text": "Ship on Fridays."}, actor_id="1")
+    code, output = verify(app)
+    assert code == 1
+    assert output.splitlines()[:-1] == [
+        f"ALTERED entry #{first}, event 4 (row #{slipped}): {audit.UNSEALED}"
+    ]
+
+
+def test_the_history_page_names_a_text_changed_outside_chatmem(
+    app: Flask, memory: Any, db: Any
+) -> None:
+    first, _second = history(memory, db)
+    raw(db, update(Guidance).where(Guidance.id == first).values(text="Ship on Sundays."))
+    client = app.test_client()
+    login(client, "admin")
+    page = client.get(f"{SCREEN}/guidance/{first}").get_data(as_text=True)
+    assert "Audit trail altered outside chatmem" in page
+    assert f"entry #{first}, the entry: its text is not the text its trail last sealed" in page

@@ -346,6 +346,38 @@ def test_trails_written_in_turn_verify_each_on_its_own(app: Flask, memory: Any, 
     assert verify(app) == (0, "Verified: 2 trails, 5 events.\n")
 
 
+def test_trails_of_one_event_are_walked_apart_from_their_neighbours(
+    app: Flask, memory: Any, db: Any
+) -> None:
+    """One-event trails first and last, a longer one between them."""
+    s = db.session()
+    guidance.admin_add(s, {"type": "fact", "text": "First, alone."}, actor_id="1")
+    between = guidance.admin_add(s, {"type": "fact", "text": "Between."}, actor_id="1").id
+    guidance.edit(s, between, {"text": "Between, edited."}, actor_id="1")
+    guidance.admin_add(s, {"type": "fact", "text": "Last, alone."}, actor_id="1")
+    assert verify(app) == (0, "Verified: 3 trails, 4 events.\n")
+
+
+def test_an_entry_deleted_outside_chatmem_is_named_or_missing_from_the_heads(
+    app: Flask, memory: Any, db: Any
+) -> None:
+    """SQLite does not enforce foreign keys unless asked, so the trail outlives its
+    entry and `verify` names it; PostgreSQL's ON DELETE CASCADE takes the trail
+    too, which only the heads kept elsewhere show (docs/trust-model.md)."""
+    first, second = history(memory, db)
+    raw(db, delete(Guidance).where(Guidance.id == first))
+    result = app.test_cli_runner().invoke(args=["chatmem", "audit", "verify", "--heads"])
+    if db.engine.dialect.name == "sqlite":
+        assert result.exit_code == 1
+        assert result.output.splitlines()[0] == (
+            f"ALTERED entry #{first}, the entry: {audit.ENTRY_GONE}"
+        )
+    else:
+        assert result.exit_code == 0
+        assert f"entry #{first} " not in result.output
+        assert f"entry #{second} " in result.output
+
+
 def test_an_unsealed_event_inside_a_trail_is_named_and_the_trail_goes_on(
     app: Flask, memory: Any, db: Any
 ) -> None:

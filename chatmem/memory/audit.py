@@ -6,8 +6,8 @@ the SHA-256 of what it says (action, actor, time, detail), of the SHA-256 of
 the entry's text at that moment (`text_sha256`: an approval binds exactly the
 text that was approved), and of the seal before it in its trail. `verify`
 walks every trail and names each row that no longer matches: an event edited,
-inserted or deleted outside chatmem, or an entry whose text is not the text
-its trail last saw.
+inserted or deleted outside chatmem, an entry whose text is not the text
+its trail last saw, or a trail whose entry was deleted outside chatmem.
 
 Sealing happens as the event is flushed, whichever code path wrote it, under
 a lock per trail (PostgreSQL: an advisory lock; SQLite: the write lock), so
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import event, func, inspect, select, update
+from sqlalchemy import event, func, select, update
 from sqlalchemy.orm import Session as OrmSession
 from sqlalchemy.orm import UOWTransaction
 
@@ -84,11 +84,11 @@ def _sealed(row: GuidanceEvent, previous: str) -> str:
 
 @event.listens_for(OrmSession, "before_flush")
 def _seal_new_events(db: OrmSession, _flush: UOWTransaction, _instances: Any) -> None:
+    # `Session.new` lists rows in the order they were added, the order the flush
+    # inserts and numbers them in, so each trail is sealed in its id order.
     new = [row for row in db.new if isinstance(row, GuidanceEvent) and row.seal is None]
-    if not new:
-        return
     last: dict[int | None, str] = {}
-    for row in sorted(new, key=_insert_order):
+    for row in new:
         trail = row.guidance_id
         if trail not in last:
             _lock(db, trail)
@@ -98,11 +98,6 @@ def _seal_new_events(db: OrmSession, _flush: UOWTransaction, _instances: Any) ->
             entry = db.get(Guidance, trail)
             row.text_sha256 = text_digest(entry.text) if entry is not None else None
         row.seal = last[trail] = _sealed(row, last[trail])
-
-
-def _insert_order(row: GuidanceEvent) -> int:
-    """The order the rows were added in: the order they are inserted and numbered."""
-    return int(getattr(inspect(row), "insert_order", 0) or 0)
 
 
 def _lock(db: OrmSession, trail: int | None) -> None:
@@ -147,7 +142,7 @@ class Break:
 
     def __str__(self) -> str:
         name = f"entry #{self.trail}" if self.trail is not None else "the site trail"
-        where = f"event {self.position} (row #{self.event_id})" if self.event_id else "the entry"
+        where = f"event {self.position} (row #{self.event_id})" if self.position else "the entry"
         return f"{name}, {where}: {self.reason}"
 
 
@@ -169,6 +164,7 @@ UNSEALED = "no seal: written outside chatmem"
 EDITED = "does not match its seal: edited outside chatmem, or an event before it removed or added"
 TEXT_CHANGED = "its text is not the text its trail last sealed: changed outside chatmem"
 NO_TRAIL = "has no audit trail: written outside chatmem"
+ENTRY_GONE = "its trail remains but the entry is gone: deleted outside chatmem"
 
 
 def verify(db: OrmSession, *, entry_id: int | None = None) -> Report:
@@ -186,11 +182,19 @@ def verify(db: OrmSession, *, entry_id: int | None = None) -> Report:
         report.events += len(trail_rows)
         head, bound = _walk(trail, trail_rows, report.breaks)
         report.heads[trail] = head
-        text = texts.pop(trail, None) if trail is not None else None
-        if text is not None and bound is not None and text_digest(text) != bound:
-            report.breaks.append(Break(trail, 0, None, TEXT_CHANGED))
+        if trail is not None:
+            report.breaks.extend(_entry_breaks(trail, texts.pop(trail, None), bound))
     report.breaks.extend(Break(entry, 0, None, NO_TRAIL) for entry in sorted(texts))
     return report
+
+
+def _entry_breaks(trail: int, text: str | None, bound: str | None) -> list[Break]:
+    """The entry a trail belongs to: still there, with the text the trail last bound."""
+    if text is None:
+        return [Break(trail, 0, None, ENTRY_GONE)]
+    if bound is not None and text_digest(text) != bound:
+        return [Break(trail, 0, None, TEXT_CHANGED)]
+    return []
 
 
 def _walk(trail: int | None, rows: list[GuidanceEvent], breaks: list[Break]) -> tuple[str, Any]:

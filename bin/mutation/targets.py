@@ -179,7 +179,12 @@ TARGETS = {
     # The audit trail's seals: written under a lock per trail, verified, reseal after erasure.
     "audit": Target(
         "chatmem/memory/audit.py",
-        ("tests/test_audit.py", "tests/test_erasure.py", "tests/test_transfer.py"),
+        (
+            "tests/test_audit.py",
+            "tests/test_audit_postgres.py",
+            "tests/test_erasure.py",
+            "tests/test_transfer.py",
+        ),
     ),
 }
 

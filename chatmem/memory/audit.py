@@ -117,7 +117,6 @@ def _last_seal(db: OrmSession, trail: int | None) -> str:
         .where(_in_trail(trail), GuidanceEvent.seal.is_not(None))
         .order_by(GuidanceEvent.id.desc())
         .limit(1)
-        .execution_options(autoflush=False)
     )
     return found or GENESIS
 

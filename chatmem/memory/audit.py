@@ -215,15 +215,20 @@ def exported_trail_holds(events: list[dict[str, Any]], text: str) -> bool:
     existed carries none and has nothing to check; one with only some was altered."""
     if not any(row.get("seal") for row in events):
         return True
-    previous, bound = GENESIS, None
-    for row in events:
-        at = datetime.fromisoformat(str(row["at"]).removesuffix("Z"))
-        fields = {k: row[k] for k in ("action", "actor_id", "detail")}
-        sealed = seal_of(**fields, at=at, text_sha256=row.get("text_sha256"), previous=previous)
-        if sealed != row.get("seal"):
-            return False
-        previous, bound = sealed, row.get("text_sha256") or bound
-    return bound is None or text_digest(text) == bound
+    rows = [
+        GuidanceEvent(
+            action=row["action"],
+            actor_id=row["actor_id"],
+            at=datetime.fromisoformat(str(row["at"]).removesuffix("Z")),
+            detail=row["detail"],
+            text_sha256=row.get("text_sha256"),
+            seal=row.get("seal"),
+        )
+        for row in events
+    ]
+    breaks: list[Break] = []
+    _head, bound = _walk(None, rows, breaks)
+    return not breaks and (bound is None or text_digest(text) == bound)
 
 
 def reseal(db: OrmSession, trails: Iterable[int | None]) -> None:

@@ -170,10 +170,6 @@ class Session(Base):
     block_chars: Mapped[int | None] = mapped_column(Integer)
     prompt_tokens: Mapped[int | None] = mapped_column(Integer)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The shape `recall` returns for one session record."""
-        return session_record(self)
-
 
 class LedgerEntry(Base):
     """One non-read-only tool call, arguments redacted, with its outcome."""
@@ -331,9 +327,10 @@ def iso(value: datetime | None) -> str | None:
     return value.isoformat(timespec="seconds") + "Z" if value else None
 
 
-# What `recall` reads of each table. Its hot path selects these columns rather
-# than whole ORM rows (no objects to build, nothing left in the identity map);
-# a Row has the same attribute names, so one function shapes both.
+# What `recall` reads of guidance (of sessions: recall/records.py). Its hot path
+# selects these columns rather than whole ORM rows (no objects to build, nothing
+# left in the identity map); a Row has the same attribute names, so one function
+# shapes both.
 GUIDANCE_RECORD_COLUMNS = (
     Guidance.id,
     Guidance.type,
@@ -345,17 +342,6 @@ GUIDANCE_RECORD_COLUMNS = (
     Guidance.origin,
     Guidance.approved_at,
     Guidance.created_at,  # for block.priority, not returned
-)
-SESSION_RECORD_COLUMNS = (
-    Session.id,
-    Session.recorded_at,
-    Session.started_at,
-    Session.user_name,
-    Session.channel,
-    Session.summary,
-    Session.summary_auto,
-    Session.digest,
-    Session.change_count,
 )
 
 
@@ -371,30 +357,4 @@ def guidance_record(entry: Any) -> dict[str, Any]:
         "severity": entry.severity,
         "origin": entry.origin,
         "approved_at": iso(entry.approved_at),
-    }
-
-
-def summary_by(session: Any) -> str | None:
-    """Who wrote a session's summary: the agent, the provider ("auto"), or nobody.
-
-    Agent-written text was never reviewed by a person, so recall labels it.
-    ("admin" is reserved for a summary a person writes; nothing writes one yet.)
-    """
-    if session.summary is None:
-        return None
-    return "auto" if session.summary_auto else "agent"
-
-
-def session_record(session: Any) -> dict[str, Any]:
-    """One session record (a Session or a row of SESSION_RECORD_COLUMNS) as recall shows it."""
-    return {
-        "id": session.id,
-        "when": iso(session.recorded_at or session.started_at),
-        "user": session.user_name,
-        "source": session.channel,
-        "summary": session.summary,
-        "auto": session.summary_auto,
-        "summary_by": summary_by(session),
-        "digest": session.digest or "",
-        "changes": session.change_count,
     }

@@ -35,7 +35,6 @@ from ..models import (
     GUIDANCE_TYPES,
     Guidance,
     guidance_record,
-    session_record,
 )
 from . import search, topic_index
 from .ranked import RankedGuidance
@@ -52,7 +51,7 @@ from .recall_page import (
     page_of,
     query_of,
 )
-from .records import session_records
+from .records import session_record, session_records
 from .search import ESCAPE, like_pattern
 
 __all__ = ["ESCAPE", "like_pattern", "recall", "session_records"]

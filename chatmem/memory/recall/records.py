@@ -44,10 +44,50 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session as OrmSession
 
 from .. import reads
-from ..models import SESSION_RECORD_COLUMNS, Session
+from ..models import Session, iso
 from . import search
 from .ranking import Analyzer, RankedIndex
 from .search import ESCAPE, like_pattern
+
+# What recall reads of a session, and how it shows one.
+SESSION_RECORD_COLUMNS = (
+    Session.id,
+    Session.recorded_at,
+    Session.started_at,
+    Session.user_name,
+    Session.channel,
+    Session.summary,
+    Session.summary_auto,
+    Session.digest,
+    Session.change_count,
+)
+
+
+def summary_by(session: Any) -> str | None:
+    """Who wrote a session's summary: the agent, the provider ("auto"), or nobody.
+
+    Agent-written text was never reviewed by a person, so recall labels it.
+    ("admin" is reserved for a summary a person writes; nothing writes one yet.)
+    """
+    if session.summary is None:
+        return None
+    return "auto" if session.summary_auto else "agent"
+
+
+def session_record(session: Any) -> dict[str, Any]:
+    """One session record (a Session or a row of SESSION_RECORD_COLUMNS) as recall shows it."""
+    return {
+        "id": session.id,
+        "when": iso(session.recorded_at or session.started_at),
+        "user": session.user_name,
+        "source": session.channel,
+        "summary": session.summary,
+        "auto": session.summary_auto,
+        "summary_by": summary_by(session),
+        "digest": session.digest or "",
+        "changes": session.change_count,
+    }
+
 
 _RECORDS = select(*SESSION_RECORD_COLUMNS).where(Session.recorded_at.is_not(None))
 _NEWEST = (Session.recorded_at.desc(), Session.id)

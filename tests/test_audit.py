@@ -118,6 +118,27 @@ def test_an_entrys_text_changed_with_raw_sql_is_named(app: Flask, memory: Any, d
     assert f"ALTERED entry #{first}, the entry: {audit.TEXT_CHANGED}" in output
 
 
+def test_a_finding_about_the_entry_itself_is_at_position_zero(
+    app: Flask, memory: Any, db: Any
+) -> None:
+    """`Break.position` counts a trail's events from 1; 0 is the entry itself."""
+    first, second = history(memory, db)
+    raw(db, update(Guidance).where(Guidance.id == first).values(text="Ship on Sundays."))
+    raw(db, delete(GuidanceEvent).where(GuidanceEvent.guidance_id == second))
+    report = audit.verify(db.session())
+    assert report.breaks == [
+        audit.Break(first, 0, None, audit.TEXT_CHANGED),
+        audit.Break(second, 0, None, audit.NO_TRAIL),
+    ]
+    if db.engine.dialect.name == "sqlite":  # the trail outlives its entry (no FK enforced)
+        raw(db, delete(Guidance).where(Guidance.id == first))
+        gone = audit.verify(db.session()).breaks
+        assert gone == [
+            audit.Break(first, 0, None, audit.ENTRY_GONE),
+            audit.Break(second, 0, None, audit.NO_TRAIL),
+        ]
+
+
 def test_a_removed_event_names_the_one_after_it(app: Flask, memory: Any, db: Any) -> None:
     first, _second = history(memory, db)
     proposed, edited, approved = event_ids(db, first)

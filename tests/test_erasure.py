@@ -60,14 +60,17 @@ def call(app: Flask, token: str, name: str, arguments: dict[str, Any]) -> Any:
     return response.status_code, response.get_json()
 
 
-def mcp_call(app: Flask, token: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments},
-    }
-    response = app.test_client().post(MCP, json=body, headers={"Authorization": f"Bearer {token}"})
+def mcp_call(
+    app: Flask, token: str, name: str, arguments: dict[str, Any], task: Any = None
+) -> dict[str, Any]:
+    """A tools/call; with `task`, as a 2025-11-25 client that waits on an MCP task."""
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    headers = {"Authorization": f"Bearer {token}"}
+    if task is not None:
+        params["task"] = task
+        headers["MCP-Protocol-Version"] = "2025-11-25"
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    response = app.test_client().post(MCP, json=body, headers=headers)
     assert response.status_code == 200, response.get_data(as_text=True)
     return dict(response.json["result"])
 
@@ -172,6 +175,9 @@ def planted(demo_app: Flask) -> dict[str, Any]:
     assert call(app, token, "update-post", {"post_id": 2, "content": f"{MARK} rest"})[0] == 200
     summary = mcp_call(app, token, "save-session-summary", {"summary": f"Did {MARK} work."})
     assert summary["structuredContent"]["recorded"] is True
+    # An MCP task keeps the call's answer until its ttl: the marker is in it.
+    tasked = mcp_call(app, token, "update-post", {"post_id": 2, "content": f"{MARK} task"}, {})
+    assert tasked["task"]["status"] == "completed"
     status, held = call(app, token, "update-post", {"post_id": header_id(app), "title": MARK})
     assert held["error"]["code"] == "approval_required"
 

@@ -108,7 +108,11 @@ def test_initialize_negotiates_and_mints_a_session(
     result = response.json["result"]
     assert result["protocolVersion"] == answered
     assert result["serverInfo"]["name"] == "chatmem"
-    assert result["capabilities"] == CAPABILITIES
+    # MCP tasks (held calls a client can wait on) came with 2025-11-25.
+    tasks = {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+    assert result["capabilities"] == (
+        {**CAPABILITIES, **tasks} if answered == "2025-11-25" else CAPABILITIES
+    )
     assert "instructions" not in result  # nothing approved yet
     session_id = response.headers["Mcp-Session-Id"]
     assert len(session_id) >= 32

@@ -31,6 +31,7 @@ ALL_TABLES = {
     "chatmem_held_call",
     "chatmem_block_use",
     "chatmem_notify_job",
+    "chatmem_task",
 }
 
 

@@ -37,6 +37,7 @@ from .models import (
     NotifyJob,
     Session,
     SummaryJob,
+    Task,
 )
 from .recall import search
 
@@ -87,6 +88,7 @@ def erase_user(
         update(HeldCall).where(HeldCall.decided_by == user_id).values(decided_by=ERASED_ACTOR),
     )
     # Their own data goes.
+    report["chatmem_task"] += _changed(db, delete(Task).where(Task.user_id == user_id))
     report["chatmem_guidance"] += _changed(db, delete(Guidance).where(Guidance.id.in_(unapproved)))
     report["chatmem_summary_job"] += _changed(
         db, delete(SummaryJob).where(SummaryJob.session_id.in_(sessions))
@@ -125,6 +127,7 @@ TABLES = (
     "chatmem_summary_job",
     "chatmem_ledger",
     "chatmem_held_call",
+    "chatmem_task",
     "chatmem_block_use",
     "chatmem_token",
     "chatmem_notify_job",

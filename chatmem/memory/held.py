@@ -37,7 +37,7 @@ from .guardrails.index import Rule
 from .guardrails.targets import ID_KEYS
 from .models import Guidance, GuidanceEvent, HeldCall, utcnow
 
-__all__ = ["HeldCall", "decide", "gate", "expire_due", "waiting", "waiting_count"]
+__all__ = ["HeldCall", "decide", "gate", "expire_due", "waiting", "waiting_count", "withdraw"]
 
 DECISIONS = {"allow": "allowed", "deny": "denied"}
 NOTE_MAX = 500
@@ -205,6 +205,18 @@ def decide(
     _event(db, request, f"call_{state}", actor_id, {"request_id": request.id, "note": note})
     db.commit()
     return request
+
+
+def withdraw(db: OrmSession, request_id: int, *, actor_id: str) -> bool:
+    """The caller gave up waiting (its MCP task was cancelled): a request not yet
+    decided leaves the curator's queue, and a grant not yet used is withdrawn."""
+    for before in ("waiting", "allowed"):
+        if _move(db, request_id, before, "cancelled", now=None):
+            request = _fresh(db, request_id)
+            _ledger(db, request, "cancelled", f"request #{request.id} withdrawn by its caller")
+            _event(db, request, "call_cancelled", actor_id, {"request_id": request.id})
+            return True
+    return False
 
 
 def expire_due(

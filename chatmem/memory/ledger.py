@@ -28,6 +28,7 @@ ASK_STEPS = (
     ("allowed", "allowed once"),
     ("denied", "denied"),
     ("expired", "expired"),
+    ("cancelled", "withdrawn by its caller"),
     ("granted-run", "run after approval"),
 )
 

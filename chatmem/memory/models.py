@@ -33,13 +33,23 @@ SEVERITIES = ("info", "warn", "ask", "block")
 ENFORCED_SEVERITIES = ("ask", "block")
 STATUSES = ("pending", "publish", "rejected", "trash")
 CHANNELS = ("chat", "mcp", "rest", "python")
-OUTCOMES = ("ok", "error", "blocked", "held", "allowed", "denied", "expired", "granted-run")
+OUTCOMES = (
+    "ok",
+    "error",
+    "blocked",
+    "held",
+    "allowed",
+    "denied",
+    "expired",
+    "cancelled",
+    "granted-run",
+)
 # The outcomes that count a hit on the guardrail named by the row.
 HIT_OUTCOMES = ("blocked", "held")
 # The rows that are a call someone made; the rest (allowed, denied, expired)
 # record a curator's decision or a grant running out.
 CALL_OUTCOMES = ("ok", "error", "blocked", "held", "granted-run")
-HELD_STATES = ("waiting", "allowed", "denied", "expired", "used")
+HELD_STATES = ("waiting", "allowed", "denied", "expired", "used", "cancelled")
 
 
 def utcnow() -> datetime:
@@ -206,8 +216,9 @@ class HeldCall(Base):
     `call_hash` is a SHA-256 of the tool and its full canonical arguments, so
     a grant allows exactly that call even where the shown `arguments`
     (redacted as the ledger keeps them) would read alike. States:
-    waiting -> allowed | denied; allowed -> used | expired. Every change of
-    state is a conditional UPDATE on the state it expects (see held.py).
+    waiting -> allowed | denied; allowed -> used | expired; waiting or allowed
+    -> cancelled (its MCP task was cancelled). Every change of state is a
+    conditional UPDATE on the state it expects (see held.py).
     """
 
     __tablename__ = "chatmem_held_call"
@@ -233,6 +244,31 @@ class HeldCall(Base):
     # Set when allowed: the grant is usable until then.
     expires_at: Mapped[datetime | None] = mapped_column(DateTime)
     used_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class Task(Base):
+    """An MCP task: a `tools/call` a client asked to wait on (memory/tasks.py).
+
+    A held call's task is `working` until the curator decides; allowed, it is
+    run once and its answer kept (redacted) in `result` until `ttl_ms` after
+    `created_at`. A call that was not held gets a task already finished.
+    """
+
+    __tablename__ = "chatmem_task"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(64), nullable=False, index=True)
+    tool: Mapped[str] = mapped_column(String(64), nullable=False)
+    # One task per held call: a second wait on the same call gets the same task.
+    held_call_id: Mapped[int | None] = mapped_column(Integer, unique=True)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    status_message: Mapped[str | None] = mapped_column(Text)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    ttl_ms: Mapped[int] = mapped_column(Integer, nullable=False)
+    # Set by the one request that runs the allowed call.
+    run_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
 class SummaryJob(Base):

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from ..memory import held, sessions
+from ..memory import held, sessions, tasks
 from . import summaries, webhook
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ def end_idle_sessions(
     """End sessions idle for `idle`, with their transcripts if the host can load them."""
     # Grants past their time are ledgered first, so an ending session's digest has them.
     held.expire_due(db)
+    tasks.expire_due(db)  # MCP tasks past their ttl go, with the answers they kept
     ids = sessions.idle_ids(db, idle)
     for session_id in ids:
         sessions.end(db, session_id, transcript=_transcript(db, load_transcript, session_id))

@@ -45,6 +45,7 @@
     denied: "Denied by a curator.",
     expired: "The approval expired unused.",
     used: "Already run.",
+    cancelled: "Withdrawn: the caller stopped waiting (its MCP task was cancelled).",
   };
   // Once decided, the card's heading, badge and colour say so: a run call no
   // longer reads "Waiting for approval" under an amber approval_required.
@@ -54,6 +55,7 @@
     used: ["Allowed and run", "allowed_and_run", "ok"],
     denied: ["Denied", "denied", "blocked"],
     expired: ["Expired", "expired", "error"],
+    cancelled: ["Withdrawn", "cancelled", "error"],
   };
 
   function heldPanel(message, error, card) {

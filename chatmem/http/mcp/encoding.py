@@ -30,3 +30,12 @@ def to_text(value: Any) -> str:
         return orjson.dumps(value).decode()
     except TypeError:
         return json.dumps(value, ensure_ascii=False)
+
+
+def tool_result(payload: dict[str, Any], *, is_error: bool) -> dict[str, Any]:
+    """A `tools/call` answer: the payload as `structuredContent` and as its text copy."""
+    return {
+        "content": [{"type": "text", "text": to_text(payload)}],
+        "structuredContent": payload,
+        "isError": is_error,
+    }

@@ -54,6 +54,8 @@ class CallParams:
 
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    #: Present when the client asks to wait on a task (MCP 2025-11-25): read by tasks.ttl_of.
+    task: Any = None
 
     @classmethod
     def parse(cls, method: str, params: Mapping[str, Any]) -> CallParams:
@@ -65,7 +67,7 @@ class CallParams:
             arguments = {}
         if not isinstance(arguments, dict):
             raise RpcError(INVALID_PARAMS, "params.arguments must be an object.")
-        return cls(name=name, arguments=arguments)
+        return cls(name=name, arguments=arguments, task=params.get("task"))
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ from typing import Any, Generic, TypeVar
 
 from ...errors import ChatmemError, NotFound
 from ...tools import Tool
-from . import encoding, resources
+from . import resources, tasks
+from .encoding import tool_result
 from .params import CallParams, InitializeParams, NoParams, PageParams, PromptParams, ReadParams
 from .rpc import (
     ALL_VERSIONS,
@@ -45,12 +46,15 @@ def server_version() -> str:
         return "0.1.0"
 
 
-def capabilities() -> dict[str, Any]:
-    return {
+def capabilities(version: str | None = None) -> dict[str, Any]:
+    offered: dict[str, Any] = {
         "tools": {"listChanged": False},
         "resources": {"subscribe": False, "listChanged": False},
         "prompts": {"listChanged": False},
     }
+    if version == tasks.VERSION:
+        offered["tasks"] = tasks.CAPABILITY
+    return offered
 
 
 def initialize(caller: Caller, params: InitializeParams) -> dict[str, Any]:
@@ -60,7 +64,7 @@ def initialize(caller: Caller, params: InitializeParams) -> dict[str, Any]:
     version = requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[0]
     result: dict[str, Any] = {
         "protocolVersion": version,
-        "capabilities": capabilities(),
+        "capabilities": capabilities(version),
         "serverInfo": {"name": memory.server_name, "version": server_version()},
     }
     instructions = memory.system_context()
@@ -88,13 +92,15 @@ def discover(caller: Caller, params: NoParams) -> dict[str, Any]:
     return complete(caller, result)
 
 
-def describe_tool(tool: Tool) -> dict[str, Any]:
+def describe_tool(tool: Tool, *, tasks_offered: bool = False) -> dict[str, Any]:
     described: dict[str, Any] = {
         "name": tool.name,
         "description": tool.description,
         "inputSchema": tool.input_schema,
         "annotations": tool.annotations(),
     }
+    if tasks_offered:  # any call may meet an `ask` guardrail, so any call may wait
+        described["execution"] = {"taskSupport": "optional"}
     if tool.title:
         described["title"] = tool.title
     if tool.output_schema is not None:
@@ -104,22 +110,17 @@ def describe_tool(tool: Tool) -> dict[str, Any]:
 
 def list_tools(caller: Caller, params: PageParams) -> dict[str, Any]:
     visible = caller.memory.visible_tools(caller.user, read_only=caller.read_only)
-    tools = [describe_tool(t) for t in visible]
+    tools = [describe_tool(t, tasks_offered=caller.tasks) for t in visible]
     return uncached(caller, {"tools": tools})
-
-
-def tool_result(payload: dict[str, Any], *, is_error: bool) -> dict[str, Any]:
-    return {
-        "content": [{"type": "text", "text": encoding.to_text(payload)}],
-        "structuredContent": payload,
-        "isError": is_error,
-    }
 
 
 def call_tool(caller: Caller, params: CallParams) -> dict[str, Any]:
     name = params.name
+    # Read before the call runs: a malformed `task` changes nothing.
+    ttl = tasks.ttl_of(params.task) if params.task is not None and caller.tasks else None
+    answer: Any
     try:
-        result = caller.memory.call_tool(
+        answer = caller.memory.call_tool(
             name,
             params.arguments,
             user=caller.user,
@@ -128,13 +129,18 @@ def call_tool(caller: Caller, params: CallParams) -> dict[str, Any]:
             channel="mcp",
             read_only=caller.read_only,
         )
+        is_error = False
     except NotFound as error:
         if error.details.get("tool") == name:  # MCP: an unknown tool is a protocol error
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}") from None
-        return complete(caller, tool_result({"error": error.to_dict()}, is_error=True))
+        answer, is_error = error, True
     except ChatmemError as error:
-        return complete(caller, tool_result({"error": error.to_dict()}, is_error=True))
-    return complete(caller, tool_result(result, is_error=False))
+        answer, is_error = error, True
+    if ttl is not None:
+        return tasks.created(caller, name, ttl, answer, is_error)
+    if isinstance(answer, ChatmemError):
+        answer = {"error": answer.to_dict()}
+    return complete(caller, tool_result(answer, is_error=is_error))
 
 
 @dataclass(frozen=True)
@@ -150,6 +156,8 @@ class Method(Generic[P]):
     refusal_is_error: bool = False
     #: Only the 2026-07-28 era has it.
     modern_only: bool = False
+    #: Only a 2025-11-25 session has it (MCP tasks).
+    tasks_only: bool = False
 
 
 #: Every method the endpoint answers; anything else is -32601.
@@ -170,13 +178,21 @@ METHODS: dict[str, Method[Any]] = {
     "prompts/get": Method(
         PromptParams.parse, resources.get_prompt, guard=resources.may_read, refusal_is_error=True
     ),
+    "tasks/get": Method(tasks.TaskParams.parse, tasks.get, tasks_only=True),
+    "tasks/result": Method(tasks.TaskParams.parse, tasks.result, tasks_only=True),
+    "tasks/list": Method(tasks.ListParams.parse, tasks.listed, tasks_only=True),
+    "tasks/cancel": Method(tasks.TaskParams.parse, tasks.cancel, tasks_only=True),
 }
 
 
 def handle(caller: Caller, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """Answer one request: look the method up, guard it, read its params, run it."""
     entry = METHODS.get(method)
-    if entry is None or (entry.modern_only and not caller.modern):
+    if (
+        entry is None
+        or (entry.modern_only and not caller.modern)
+        or (entry.tasks_only and not caller.tasks)
+    ):
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
     try:
         return _run(entry, caller, method, params)

@@ -86,6 +86,7 @@ class Caller:
     session_id: str | None = None
     session_key: str | None = None
     read_only: bool = False  # a read-only token: read-only tools only
+    tasks: bool = False  # a 2025-11-25 session: MCP tasks offered (tasks.py)
 
 
 def complete(caller: Caller, result: dict[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from ..bearer import bearer, exempt_from_csrf, read_body
 from ..errors import add_error_headers, method_not_allowed, server_failure
 from . import encoding, protocol, rpc, security
 from . import sessions as mcp_sessions
+from . import tasks as mcp_tasks
 from .rpc import RpcError
 
 mcp = Blueprint("chatmem_mcp", __name__)
@@ -215,6 +216,7 @@ def _handshake(who: Bearer, request_id: Any, method: str, params: dict[str, Any]
         session_id=session_id,
         session_key=None if session_id else mcp_sessions.token_key(who.token_id),
         read_only=who.read_only,
+        tasks=header("MCP-Protocol-Version") == mcp_tasks.VERSION,
     )
     try:
         result = protocol.handle(caller, method, params)

@@ -1,0 +1,184 @@
+"""MCP tasks (2025-11-25): a held call the client can wait on, over memory/tasks.py.
+
+A `tools/call` with `task` gets a `CreateTaskResult` whatever happens to the
+call: a call that ran or was refused gets a finished task; a call an `ask`
+guardrail held gets a `working` task whose status message names the
+guardrail and the curator's queue. `tasks/get` brings the task up to date
+(an allowed call is run then, once), `tasks/result` waits for the end and
+answers exactly what `tools/call` would have, `tasks/list` and
+`tasks/cancel` do what they say. A task is its caller's alone: another
+user's task id is as unknown as a made-up one (-32602).
+
+Only sessions of protocol 2025-11-25 see tasks (the capability, each tool's
+`execution.taskSupport`, the four methods). 2026-07-28 moved tasks into an
+extension whose shape is still moving, so there a held call answers
+`approval_required`, as it does for a client that does not ask for a task.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import ApprovalRequired, ChatmemError, NotFound
+from ...identity import user_id_of
+from ...memory import tasks
+from ...memory.models import HeldCall, Task
+from .encoding import tool_result
+from .rpc import INVALID_PARAMS, SERVER_ERROR, Caller, RpcError
+
+VERSION = "2025-11-25"
+CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+RELATED = "io.modelcontextprotocol/related-task"
+IMMEDIATE = "io.modelcontextprotocol/model-immediate-response"
+#: How long `tasks/result` waits for a task to finish before it answers that the
+#: task is still working: a worker thread is not held for a curator's whole day.
+RESULT_WAIT = 25.0
+RESULT_POLL = 0.5
+LIST_PAGE = 50
+
+
+@dataclass(frozen=True)
+class TaskParams:
+    """`tasks/get`, `tasks/result`, `tasks/cancel`: the task's id."""
+
+    task_id: str
+
+    @classmethod
+    def parse(cls, method: str, params: Mapping[str, Any]) -> TaskParams:
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str) or not task_id:
+            raise RpcError(INVALID_PARAMS, "params.taskId must be a task id.")
+        return cls(task_id=task_id)
+
+
+@dataclass(frozen=True)
+class ListParams:
+    """`tasks/list`: an optional cursor from the page before."""
+
+    cursor: str | None = None
+
+    @classmethod
+    def parse(cls, method: str, params: Mapping[str, Any]) -> ListParams:
+        cursor = params.get("cursor")
+        if cursor is not None and (not isinstance(cursor, str) or not cursor):
+            raise RpcError(INVALID_PARAMS, "Invalid cursor.")
+        return cls(cursor=cursor)
+
+
+def ttl_of(task: Any) -> int:
+    """The `task` of a `tools/call`: an object, with an optional whole `ttl` in ms."""
+    if not isinstance(task, dict):
+        raise RpcError(INVALID_PARAMS, "params.task must be an object.")
+    ttl = task.get("ttl")
+    if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 0):
+        raise RpcError(INVALID_PARAMS, "params.task.ttl must be a whole number of milliseconds.")
+    return tasks.ttl_of(ttl)
+
+
+def created(caller: Caller, name: str, ttl_ms: int, answer: Any, is_error: bool) -> dict[str, Any]:
+    """The `CreateTaskResult` of a call a client asked to wait on, however it went."""
+    db = caller.memory.db.session()
+    user_id = str(user_id_of(caller.user))
+    if isinstance(answer, ApprovalRequired):
+        found = answer.details
+        message = (
+            f"Waiting for a curator: project memory guardrail #{found['guidance_id']} "
+            f"({found['title']}) asks a person first. Request #{found['request_id']} is on the "
+            "Memory screen's Waiting calls list; this task runs the call once it is allowed."
+        )
+        task = tasks.for_held(
+            db,
+            user_id=user_id,
+            tool=name,
+            request_id=int(found["request_id"]),
+            message=message,
+            ttl_ms=ttl_ms,
+        )
+        return {"task": tasks.describe(task), "_meta": {IMMEDIATE: message}}
+    if isinstance(answer, ChatmemError):
+        answer = {"error": answer.to_dict()}
+    task = tasks.finished(
+        db, user_id=user_id, tool=name, answer=answer, failed=is_error, ttl_ms=ttl_ms
+    )
+    return {"task": tasks.describe(task)}
+
+
+def get(caller: Caller, params: TaskParams) -> dict[str, Any]:
+    return tasks.describe(_advanced(caller, params.task_id))
+
+
+def result(caller: Caller, params: TaskParams) -> dict[str, Any]:
+    """The call's own answer once the task has ended; waits `RESULT_WAIT` seconds at most."""
+    deadline = time.monotonic() + RESULT_WAIT
+    task = _advanced(caller, params.task_id)
+    while task.status not in tasks.TERMINAL and time.monotonic() < deadline:
+        time.sleep(RESULT_POLL)
+        task = _advanced(caller, params.task_id)
+    if task.status not in tasks.TERMINAL:
+        raise RpcError(
+            SERVER_ERROR,
+            f"Task {task.id} is still working: {task.status_message} "
+            "Poll tasks/get, and ask for the result again when it has ended.",
+            {"code": "task_working", "taskId": task.id},
+        )
+    answer = task.result or {
+        "error": {"code": _failure_code(task), "message": task.status_message or task.status}
+    }
+    shaped = tool_result(answer, is_error=task.status != tasks.COMPLETED)
+    return {**shaped, "_meta": {RELATED: {"taskId": task.id}}}
+
+
+def listed(caller: Caller, params: ListParams) -> dict[str, Any]:
+    db = caller.memory.db.session()
+    user_id = str(user_id_of(caller.user))
+    try:
+        page = tasks.listed(db, user_id, after=params.cursor, limit=LIST_PAGE + 1)
+    except NotFound:
+        raise RpcError(INVALID_PARAMS, "Invalid cursor.") from None
+    shown: dict[str, Any] = {"tasks": [tasks.describe(t) for t in page[:LIST_PAGE]]}
+    if len(page) > LIST_PAGE:
+        shown["nextCursor"] = page[LIST_PAGE - 1].id
+    return shown
+
+
+def cancel(caller: Caller, params: TaskParams) -> dict[str, Any]:
+    task = _advanced(caller, params.task_id)
+    if task.status in tasks.TERMINAL:
+        raise RpcError(INVALID_PARAMS, f"Task {task.id} has already ended ({task.status}).")
+    db = caller.memory.db.session()
+    return tasks.describe(tasks.cancel(db, task, actor_id=str(user_id_of(caller.user))))
+
+
+def _advanced(caller: Caller, task_id: str) -> Task:
+    db = caller.memory.db.session()
+    try:
+        task = tasks.find(db, task_id, str(user_id_of(caller.user)))
+    except NotFound:
+        raise RpcError(
+            INVALID_PARAMS, "Task not found (unknown, not yours, or past its ttl)."
+        ) from None
+    return tasks.advance(db, task, lambda request: _run(caller, request))
+
+
+def _run(caller: Caller, request: HeldCall) -> tuple[dict[str, Any], bool]:
+    """The allowed call, through the one dispatch path, as its caller makes it now."""
+    try:
+        answer = caller.memory.call_tool(
+            request.tool,
+            request.arguments,
+            user=caller.user,
+            session_id=caller.session_id,
+            session_key=caller.session_key,
+            channel="mcp",
+            read_only=caller.read_only,
+        )
+    except ChatmemError as error:
+        return {"error": error.to_dict()}, True
+    return answer, False
+
+
+def _failure_code(task: Task) -> str:
+    return "cancelled" if task.status == tasks.CANCELLED else "task_failed"

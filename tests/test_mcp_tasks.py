@@ -251,3 +251,115 @@ def test_an_older_session_keeps_approval_required(demo_app: Flask, channels: Cha
         version="2025-06-18",
     )["result"]
     assert answer["structuredContent"]["error"]["code"] == "approval_required"
+
+
+def test_a_call_made_outside_the_task_uses_the_approval_and_the_task_says_so(
+    demo_app: Flask, channels: Channels
+) -> None:
+    task_id, request_id, post_id = held_task(demo_app, channels)
+    allow(channels, request_id)
+    plain = rpc(
+        channels,
+        "tools/call",
+        {"name": "update-post", "arguments": {"post_id": post_id, "title": NEW_TITLE}},
+    )["result"]
+    assert plain["isError"] is False
+    polled = get(channels, task_id)["result"]
+    assert (polled["status"], polled["statusMessage"]) == ("failed", tasks.USED_ELSEWHERE)
+    result = rpc(channels, "tasks/result", {"taskId": task_id})["result"]
+    assert result["isError"] is True
+    assert result["structuredContent"]["error"] == {
+        "code": "task_failed",
+        "message": tasks.USED_ELSEWHERE,
+    }
+    assert outcomes(demo_app).count("granted-run") == 1
+
+
+def test_a_call_whose_arguments_were_not_kept_is_not_run_by_the_task(
+    demo_app: Flask, channels: Channels
+) -> None:
+    """A secret in the call: the request keeps it redacted, so the task cannot make the call."""
+    post_id = header_id(demo_app)
+    ask_rule(channels, f"post_id:{post_id}")
+    secret = "ghp_" + "a1B2c3D4e5" * 4
+    arguments = {"post_id": post_id, "title": "Keys", "content": f"token {secret}"}
+    task = call(channels, arguments)["result"]["task"]
+    with demo_app.app_context():
+        request = db.session.scalars(select(HeldCall)).one()
+        assert secret not in str(request.arguments)
+    allow(channels, request.id)
+    polled = get(channels, task["taskId"])["result"]
+    assert polled["status"] == "failed"
+    assert "make exactly the same call again before" in polled["statusMessage"]
+    assert title(demo_app, post_id) == "Site header"
+    with demo_app.app_context():
+        assert db.session.get(HeldCall, request.id).state == "allowed"  # the grant is still there
+
+
+def test_a_run_that_fails_ends_the_task_failed_with_the_tools_error(
+    demo_app: Flask, channels: Channels
+) -> None:
+    ask_rule(channels, "update-post")
+    task = call(channels, {"post_id": 999_999, "title": "Nobody"})["result"]["task"]
+    with demo_app.app_context():
+        request_id = db.session.scalars(select(HeldCall.id)).one()
+    allow(channels, request_id)
+    polled = get(channels, task["taskId"])["result"]
+    assert (polled["status"], polled["statusMessage"]) == ("failed", tasks.RAN_AND_FAILED)
+    result = rpc(channels, "tasks/result", {"taskId": task["taskId"]})["result"]
+    assert result["isError"] is True
+    assert result["structuredContent"]["error"]["code"] == "not_found"
+
+
+def test_a_held_call_that_is_gone_or_a_run_cut_off_fails_the_task(
+    demo_app: Flask, channels: Channels
+) -> None:
+    task_id, request_id, _post_id = held_task(demo_app, channels)
+    with demo_app.app_context():
+        db.session.delete(db.session.get(HeldCall, request_id))
+        db.session.commit()
+    polled = get(channels, task_id)["result"]
+    assert (polled["status"], polled["statusMessage"]) == ("failed", tasks.GONE)
+
+    other = rpc(channels, "tools/call", {"name": "recall", "arguments": {}, "task": {}})["result"][
+        "task"
+    ]["taskId"]
+    with demo_app.app_context():  # a working task whose run began past the lease
+        row = db.session.get(Task, other)
+        row.status, row.held_call_id = "working", request_id + 1
+        row.run_at = utcnow() - tasks.RUN_LEASE
+        db.session.commit()
+    polled = get(channels, other)["result"]
+    assert (polled["status"], polled["statusMessage"]) == ("failed", tasks.CUT_OFF)
+
+
+def test_tasks_result_waits_a_bounded_time_for_a_task_still_working(
+    demo_app: Flask, channels: Channels, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chatmem.http.mcp import tasks as mcp_tasks
+
+    monkeypatch.setattr(mcp_tasks, "RESULT_WAIT", 0.2)
+    monkeypatch.setattr(mcp_tasks, "RESULT_POLL", 0.05)
+    task_id, _request_id, _post_id = held_task(demo_app, channels)
+    answer = rpc(channels, "tasks/result", {"taskId": task_id})["error"]
+    assert answer["code"] == -32000
+    assert answer["data"] == {"code": "task_working", "taskId": task_id}
+    assert "Waiting for a curator" in answer["message"]
+
+
+def test_tasks_are_listed_newest_first_a_page_at_a_time(channels: Channels) -> None:
+    from chatmem.http.mcp.tasks import LIST_PAGE
+
+    made = [
+        rpc(channels, "tools/call", {"name": "recall", "arguments": {}, "task": {}})["result"][
+            "task"
+        ]["taskId"]
+        for _ in range(LIST_PAGE + 1)
+    ]
+    first = rpc(channels, "tasks/list", {})["result"]
+    assert [t["taskId"] for t in first["tasks"]] == made[::-1][:LIST_PAGE]
+    second = rpc(channels, "tasks/list", {"cursor": first["nextCursor"]})["result"]
+    assert [t["taskId"] for t in second["tasks"]] == [made[0]]
+    assert "nextCursor" not in second
+    shown = first["tasks"][0]
+    assert shown["createdAt"].endswith("Z") and shown["lastUpdatedAt"].endswith("Z")

@@ -186,6 +186,8 @@ TARGETS = {
             "tests/test_transfer.py",
         ),
     ),
+    # MCP tasks: a held call's task, run once when allowed, its caller's alone.
+    "tasks": Target("chatmem/memory/tasks.py", ("tests/test_mcp_tasks.py",)),
 }
 
 

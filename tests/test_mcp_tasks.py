@@ -12,6 +12,7 @@ answer and change nothing else.
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -363,3 +364,18 @@ def test_tasks_are_listed_newest_first_a_page_at_a_time(channels: Channels) -> N
     assert "nextCursor" not in second
     shown = first["tasks"][0]
     assert shown["createdAt"].endswith("Z") and shown["lastUpdatedAt"].endswith("Z")
+
+
+def test_a_held_call_asked_again_after_its_task_expired_gets_a_new_task(
+    demo_app: Flask, channels: Channels
+) -> None:
+    task_id, request_id, post_id = held_task(demo_app, channels)
+    with demo_app.app_context():
+        row = db.session.get(Task, task_id)
+        row.created_at = utcnow() - timedelta(milliseconds=row.ttl_ms)
+        db.session.commit()
+    again = call(channels, {"post_id": post_id, "title": NEW_TITLE})["result"]["task"]
+    assert again["taskId"] != task_id and again["status"] == "working"
+    assert get(channels, task_id)["error"]["code"] == -32602
+    with demo_app.app_context():
+        assert db.session.scalars(select(Task.held_call_id)).all() == [request_id]

@@ -86,11 +86,15 @@ def finished(
 def for_held(
     db: OrmSession, *, user_id: str, tool: str, request_id: int, message: str, ttl_ms: int
 ) -> Task:
-    """The task of a held request; the same call held again gets the same task."""
-    existing = db.scalar(select(Task).where(Task.held_call_id == request_id))
-    if existing is not None and existing.user_id == user_id:
-        return existing
+    """The task of a held request (a request is one user's); the same call held again
+    gets the same task while it lives."""
     now = utcnow()
+    existing = db.scalar(select(Task).where(Task.held_call_id == request_id))
+    if existing is not None and not _expired(existing, now):
+        return existing
+    if existing is not None:  # past its ttl, not yet swept: the wait starts again
+        db.delete(existing)
+        db.flush()
     task = Task(
         id=_new_id(),
         user_id=user_id,
@@ -105,11 +109,12 @@ def for_held(
     db.add(task)
     try:
         db.commit()
-    except IntegrityError:  # another request made it first
+    except IntegrityError:  # a second request for the same call made it first
         db.rollback()
-        return for_held(
-            db, user_id=user_id, tool=tool, request_id=request_id, message=message, ttl_ms=ttl_ms
-        )
+        made = db.scalar(select(Task).where(Task.held_call_id == request_id))
+        if made is None:
+            raise
+        return made
     return task
 
 

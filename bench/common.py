@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -153,3 +155,33 @@ def hammer(
     for thread in threads:
         thread.join(timeout=seconds + 30)
     return sum(served)
+
+
+# -- processes a bench starts --------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for_port(process: subprocess.Popen[bytes], port: int) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if process.poll() is not None:
+                raise SystemExit(f"{process.args} exited; run it by hand to see why") from None
+            time.sleep(0.2)
+    process.kill()
+    raise SystemExit(f"{process.args} did not start")
+
+
+def rss_mib(pid: int) -> float:
+    for row in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if row.startswith("VmRSS:"):
+            return int(row.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")

@@ -33,7 +33,6 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -44,7 +43,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, arguments, line, ms, percentile
+from common import ROOT, arguments, free_port, line, ms, percentile, rss_mib, wait_for_port
 from sqlalchemy import insert, select, text
 
 sys.path.insert(0, str(ROOT))
@@ -196,12 +195,6 @@ def seed_chatmem(url: str, instance: Path) -> tuple[str, dict[str, int]]:
     return plain, own
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def start_demo(url: str, instance: Path, port: int) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
@@ -229,27 +222,6 @@ def start_replay(upstream: str, port: int) -> subprocess.Popen[bytes]:
     )
     wait_for_port(process, port)
     return process
-
-
-def wait_for_port(process: subprocess.Popen[bytes], port: int) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            if process.poll() is not None:
-                raise SystemExit(f"{process.args} exited; run it by hand to see why") from None
-            time.sleep(0.2)
-    process.kill()
-    raise SystemExit(f"{process.args} did not start")
-
-
-def rss_mib(pid: int) -> float:
-    for row in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if row.startswith("VmRSS:"):
-            return int(row.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
 
 
 def install_peer(folder: Path) -> Path:

@@ -110,6 +110,22 @@ def test_an_event_edited_with_raw_sql_is_named(
     assert len(output.splitlines()) == 2  # that row alone, then the summary
 
 
+def test_an_events_text_binding_edited_with_raw_sql_is_named(
+    app: Flask, memory: Any, db: Any
+) -> None:
+    """The seal covers the text an event bound: rebinding the proposal to other text
+    (so the approval seems to have approved it) is named at that event."""
+    first, _second = history(memory, db)
+    proposal = event_ids(db, first)[0]
+    other = audit.text_digest("Ship never.")
+    raw(db, update(GuidanceEvent).where(GuidanceEvent.id == proposal).values(text_sha256=other))
+    code, output = verify(app)
+    assert code == 1
+    assert output.splitlines()[:-1] == [
+        f"ALTERED entry #{first}, event 1 (row #{proposal}): {audit.EDITED}"
+    ]
+
+
 def test_an_entrys_text_changed_with_raw_sql_is_named(app: Flask, memory: Any, db: Any) -> None:
     first, _second = history(memory, db)
     raw(db, update(Guidance).where(Guidance.id == first).values(text="Ship on Sundays."))

@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from chatmem.demo.extensions import db
+from chatmem.demo.models import User
 from chatmem.memory import tasks
-from chatmem.memory.models import HeldCall, LedgerEntry, Task, utcnow
+from chatmem.memory.models import Guidance, GuidanceEvent, HeldCall, LedgerEntry, Task, utcnow
 from tests.channels import MCP, SCREEN, Channels, make_token
 from tests.test_ask_channels import allow, ask_rule, header_id, title
 
@@ -132,7 +133,42 @@ def test_a_denied_call_fails_with_the_refusal_the_call_would_get(
     assert result["isError"] is True
     error = result["structuredContent"]["error"]
     assert error["code"] == "blocked_by_memory" and "not today" in error["message"]
+    # Exactly what the call itself now gets.
+    plain = rpc(
+        channels,
+        "tools/call",
+        {"name": "update-post", "arguments": {"post_id": post_id, "title": NEW_TITLE}},
+    )["result"]
+    assert result["structuredContent"] == plain["structuredContent"]
     assert title(demo_app, post_id) == "Site header"
+
+
+def test_a_denial_whose_guardrail_was_since_removed_still_fails_the_task(
+    demo_app: Flask, channels: Channels
+) -> None:
+    task_id, request_id, _post_id = held_task(demo_app, channels)
+    response = channels.admin.client.post(
+        f"{SCREEN}/held/{request_id}/deny",
+        data={"csrf_token": channels.admin.csrf},
+        headers={"Accept": "application/json"},
+    )
+    assert response.status_code == 200
+    with demo_app.app_context():
+        rule = db.session.get(HeldCall, request_id).guidance_id
+        db.session.execute(delete(GuidanceEvent).where(GuidanceEvent.guidance_id == rule))
+        db.session.execute(delete(Guidance).where(Guidance.id == rule))
+        db.session.commit()
+    result = rpc(channels, "tasks/result", {"taskId": task_id})["result"]
+    error = result["structuredContent"]["error"]
+    assert {k: v for k, v in error.items() if k != "message"} == {
+        "code": "blocked_by_memory",
+        "guidance_id": rule,
+        "title": "a guardrail since removed",
+        "target": "",
+        "request_id": request_id,
+        "state": "denied",
+    }
+    assert f"guardrail #{rule} (a guardrail since removed)" in error["message"]
 
 
 def test_cancelling_withdraws_the_request_from_the_curators_queue(
@@ -141,8 +177,14 @@ def test_cancelling_withdraws_the_request_from_the_curators_queue(
     task_id, request_id, post_id = held_task(demo_app, channels)
     cancelled = rpc(channels, "tasks/cancel", {"taskId": task_id})["result"]
     assert cancelled["status"] == "cancelled"
+    assert cancelled["statusMessage"] == "The task was cancelled by request."
     with demo_app.app_context():
         assert db.session.get(HeldCall, request_id).state == "cancelled"
+        editor = str(db.session.scalars(select(User.id).filter_by(username="editor")).one())
+        withdrawn = db.session.scalars(
+            select(GuidanceEvent.actor_id).where(GuidanceEvent.action == "call_cancelled")
+        ).all()
+        assert withdrawn == [editor]
     # The curator's late click finds nothing to decide; nothing runs.
     response = channels.admin.client.post(
         f"{SCREEN}/held/{request_id}/allow",
@@ -231,13 +273,33 @@ def test_two_polls_at_once_run_the_allowed_call_once(demo_app: Flask, channels: 
     assert "completed" in seen or get(channels, task_id)["result"]["status"] == "completed"
     assert outcomes(demo_app).count("granted-run") == 1
     assert title(demo_app, post_id) == NEW_TITLE
+    with demo_app.app_context():  # the loser never made the call again (no new request)
+        assert db.session.scalars(select(HeldCall.id)).all() == [request_id]
+        assert db.session.get(Task, task_id).run_at is not None
+
+
+def test_one_tasks_run_claims_that_task_alone(demo_app: Flask, channels: Channels) -> None:
+    ask_rule(channels, "update-post")
+    posts = [header_id(demo_app), 1]
+    made = [call(channels, {"post_id": p, "title": f"T{p}"})["result"]["task"] for p in posts]
+    with demo_app.app_context():
+        requests = db.session.scalars(select(HeldCall.id).order_by(HeldCall.id)).all()
+    allow(channels, requests[0])
+    assert get(channels, made[0]["taskId"])["result"]["status"] == "completed"
+    with demo_app.app_context():
+        assert db.session.get(Task, made[1]["taskId"]).run_at is None
+    allow(channels, requests[1])
+    assert get(channels, made[1]["taskId"])["result"]["status"] == "completed"
+    assert title(demo_app, 1) == "T1"
 
 
 def test_a_task_past_its_ttl_is_gone(demo_app: Flask, channels: Channels) -> None:
     task_id, _request_id, _post_id = held_task(demo_app, channels)
     with demo_app.app_context():
-        later = utcnow().replace(year=utcnow().year + 1)
-        assert tasks.expire_due(db.session(), now=later) == 1
+        row = db.session.get(Task, task_id)
+        ends = row.created_at + timedelta(milliseconds=row.ttl_ms)
+        assert tasks.expire_due(db.session(), now=ends - timedelta(microseconds=1)) == 0
+        assert tasks.expire_due(db.session(), now=ends) == 1
     assert get(channels, task_id)["error"]["code"] == -32602
 
 
@@ -291,7 +353,13 @@ def test_a_call_whose_arguments_were_not_kept_is_not_run_by_the_task(
     allow(channels, request.id)
     polled = get(channels, task["taskId"])["result"]
     assert polled["status"] == "failed"
-    assert "make exactly the same call again before" in polled["statusMessage"]
+    with demo_app.app_context():
+        until = db.session.get(HeldCall, request.id).expires_at
+    assert polled["statusMessage"] == (
+        "Allowed, but chatmem does not keep this call's arguments as they were sent "
+        "(a secret, a write-only field or a long value): make exactly the same call "
+        f"again before {until:%Y-%m-%d %H:%M} UTC to run it."
+    )
     assert title(demo_app, post_id) == "Site header"
     with demo_app.app_context():
         assert db.session.get(HeldCall, request.id).state == "allowed"  # the grant is still there

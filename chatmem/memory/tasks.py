@@ -181,7 +181,7 @@ def _run_once(db: OrmSession, task: Task, request: HeldCall, run: Run, now: date
     claimed = db.execute(
         update(Task)
         .where(Task.id == task.id, Task.status == WORKING, Task.run_at.is_(None))
-        .values(run_at=now, updated_at=now)
+        .values(run_at=now)  # not a change of status: lastUpdatedAt stays
     )
     db.commit()
     if cast(CursorResult[Any], claimed).rowcount != 1:

@@ -67,17 +67,14 @@ def finished(
     db: OrmSession, *, user_id: str, tool: str, answer: dict[str, Any], failed: bool, ttl_ms: int
 ) -> Task:
     """A task for a call that has already run or been refused: its answer kept."""
-    now = utcnow()
     task = Task(
         id=_new_id(),
         user_id=user_id,
         tool=tool,
         status=FAILED if failed else COMPLETED,
         result=_kept(answer),
-        created_at=now,
-        updated_at=now,
         ttl_ms=ttl_ms,
-    )
+    )  # made and last updated now: the columns' defaults
     db.add(task)
     db.commit()
     return task
@@ -256,10 +253,11 @@ def _kept(answer: dict[str, Any]) -> dict[str, Any]:
 
 
 def _rule_of(db: OrmSession, request: HeldCall) -> Rule:
+    """The guardrail a refusal names (`held.refused` reads its id, title and target)."""
     entry = db.get(Guidance, request.guidance_id) if request.guidance_id else None
     if entry is None:
-        return Rule(request.guidance_id or 0, "a guardrail since removed", "", "ask")
-    return Rule(entry.id, entry.title, entry.target or "", "ask")
+        return Rule(request.guidance_id or 0, "a guardrail since removed", "")
+    return Rule(entry.id, entry.title, entry.target or "")
 
 
 def _expired(task: Task, now: datetime) -> bool:  # as `expire_due` reckons it

@@ -238,7 +238,10 @@ def test_a_task_is_its_callers_alone(demo_app: Flask, channels: Channels) -> Non
 def test_bad_task_requests_are_invalid_params(
     channels: Channels, method: str, params: dict[str, Any]
 ) -> None:
-    assert rpc(channels, method, params)["error"]["code"] == -32602
+    error = rpc(channels, method, params)["error"]
+    assert error["code"] == -32602
+    if params.get("cursor") == "no-such-task":
+        assert error["message"] == "Invalid cursor: it names none of your tasks."
 
 
 @pytest.mark.parametrize("task", [{"ttl": -1}, {"ttl": "soon"}, {"ttl": True}, [], "yes"])

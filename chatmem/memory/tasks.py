@@ -132,7 +132,7 @@ def listed(db: OrmSession, user_id: str, *, after: str | None, limit: int) -> li
     if after is not None:
         mark = db.get(Task, after)
         if mark is None or mark.user_id != user_id:
-            raise NotFound("Invalid cursor.", details={"cursor": after[:64]})
+            raise NotFound("Invalid cursor: it names none of your tasks.")
         query = query.where(
             (Task.created_at < mark.created_at)
             | ((Task.created_at == mark.created_at) & (Task.id < mark.id))
@@ -168,11 +168,10 @@ def advance(db: OrmSession, task: Task, run: Run, *, now: datetime | None = None
 def _run_once(db: OrmSession, task: Task, request: HeldCall, run: Run, now: datetime) -> Task:
     """Run an allowed request for its task: claimed first, so only one request runs it."""
     if held.call_hash(request.tool, request.arguments) != request.call_hash:
-        until = f"{request.expires_at:%Y-%m-%d %H:%M} UTC" if request.expires_at else "it expires"
-        message = (
+        message = (  # an allowed request always has its grant's end
             "Allowed, but chatmem does not keep this call's arguments as they were sent "
             "(a secret, a write-only field or a long value): make exactly the same call "
-            f"again before {until} to run it."
+            f"again before {request.expires_at:%Y-%m-%d %H:%M} UTC to run it."
         )
         return _end(db, task, FAILED, message, None)
     claimed = db.execute(

@@ -136,8 +136,8 @@ def listed(caller: Caller, params: ListParams) -> dict[str, Any]:
     user_id = str(user_id_of(caller.user))
     try:
         page = tasks.listed(db, user_id, after=params.cursor, limit=LIST_PAGE + 1)
-    except NotFound:
-        raise RpcError(INVALID_PARAMS, "Invalid cursor.") from None
+    except NotFound as error:
+        raise RpcError(INVALID_PARAMS, error.message) from None
     shown: dict[str, Any] = {"tasks": [tasks.describe(t) for t in page[:LIST_PAGE]]}
     if len(page) > LIST_PAGE:
         shown["nextCursor"] = page[LIST_PAGE - 1].id

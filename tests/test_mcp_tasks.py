@@ -214,8 +214,11 @@ def test_a_task_is_its_callers_alone(demo_app: Flask, channels: Channels) -> Non
     task_id, request_id, _post_id = held_task(demo_app, channels)
     other = make_token(demo_app, "admin")
     for method in ("tasks/get", "tasks/result", "tasks/cancel"):
-        refused = rpc(channels, method, {"taskId": task_id}, token=other)
-        assert refused["error"]["code"] == -32602, method
+        refused = rpc(channels, method, {"taskId": task_id}, token=other)["error"]
+        assert refused == {
+            "code": -32602,
+            "message": "Task not found: it is unknown, not yours, or past its ttl.",
+        }, method
     assert rpc(channels, "tasks/list", {}, token=other)["result"]["tasks"] == []
     mine = rpc(channels, "tasks/list", {})["result"]["tasks"]
     assert [t["taskId"] for t in mine] == [task_id]
@@ -242,6 +245,8 @@ def test_bad_task_requests_are_invalid_params(
     assert error["code"] == -32602
     if params.get("cursor") == "no-such-task":
         assert error["message"] == "Invalid cursor: it names none of your tasks."
+    if params.get("taskId") == "x" * 500:
+        assert error["message"] == "params.taskId must be a task id."
 
 
 @pytest.mark.parametrize("task", [{"ttl": -1}, {"ttl": "soon"}, {"ttl": True}, [], "yes"])

@@ -115,14 +115,11 @@ def for_held(
     return task
 
 
-def find(db: OrmSession, task_id: Any, user_id: str, *, now: datetime | None = None) -> Task:
+def find(db: OrmSession, task_id: str, user_id: str, *, now: datetime | None = None) -> Task:
     """The caller's own live task; another user's, an expired or an unknown one is not found."""
-    task = db.get(Task, task_id) if isinstance(task_id, str) and len(task_id) <= 64 else None
+    task = db.get(Task, task_id)
     if task is None or task.user_id != user_id or _expired(task, now or utcnow()):
-        raise NotFound(
-            "No such task: it is unknown, not yours, or past its ttl.",
-            details={"taskId": str(task_id)[:64]},
-        )
+        raise NotFound("Task not found: it is unknown, not yours, or past its ttl.")
     return task
 
 

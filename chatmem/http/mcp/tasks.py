@@ -49,7 +49,7 @@ class TaskParams:
     @classmethod
     def parse(cls, method: str, params: Mapping[str, Any]) -> TaskParams:
         task_id = params.get("taskId")
-        if not isinstance(task_id, str) or not task_id:
+        if not isinstance(task_id, str) or not 0 < len(task_id) <= 64:
             raise RpcError(INVALID_PARAMS, "params.taskId must be a task id.")
         return cls(task_id=task_id)
 
@@ -156,10 +156,8 @@ def _advanced(caller: Caller, task_id: str) -> Task:
     db = caller.memory.db.session()
     try:
         task = tasks.find(db, task_id, str(user_id_of(caller.user)))
-    except NotFound:
-        raise RpcError(
-            INVALID_PARAMS, "Task not found (unknown, not yours, or past its ttl)."
-        ) from None
+    except NotFound as error:
+        raise RpcError(INVALID_PARAMS, error.message) from None
     return tasks.advance(db, task, lambda request: _run(caller, request))
 
 

@@ -120,15 +120,7 @@ def call_tool(caller: Caller, params: CallParams) -> dict[str, Any]:
     ttl = tasks.ttl_of(params.task) if params.task is not None and caller.tasks else None
     answer: Any
     try:
-        answer = caller.memory.call_tool(
-            name,
-            params.arguments,
-            user=caller.user,
-            session_id=caller.session_id,
-            session_key=caller.session_key,
-            channel="mcp",
-            read_only=caller.read_only,
-        )
+        answer = caller.call_tool(name, params.arguments)
         is_error = False
     except NotFound as error:
         if error.details.get("tool") == name:  # MCP: an unknown tool is a protocol error

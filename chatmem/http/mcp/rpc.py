@@ -88,6 +88,18 @@ class Caller:
     read_only: bool = False  # a read-only token: read-only tools only
     tasks: bool = False  # a 2025-11-25 session: MCP tasks offered (tasks.py)
 
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A tool call through the one dispatch path, as this caller, on the MCP channel."""
+        return self.memory.call_tool(
+            name,
+            arguments,
+            user=self.user,
+            session_id=self.session_id,
+            session_key=self.session_key,
+            channel="mcp",
+            read_only=self.read_only,
+        )
+
 
 def complete(caller: Caller, result: dict[str, Any]) -> dict[str, Any]:
     """2026-07-28 results carry `resultType`; older peers ignore it, so only add it there."""

@@ -164,15 +164,7 @@ def _advanced(caller: Caller, task_id: str) -> Task:
 def _run(caller: Caller, request: HeldCall) -> tuple[dict[str, Any], bool]:
     """The allowed call, through the one dispatch path, as its caller makes it now."""
     try:
-        answer = caller.memory.call_tool(
-            request.tool,
-            request.arguments,
-            user=caller.user,
-            session_id=caller.session_id,
-            session_key=caller.session_key,
-            channel="mcp",
-            read_only=caller.read_only,
-        )
+        answer = caller.call_tool(request.tool, request.arguments)
     except ChatmemError as error:
         return {"error": error.to_dict()}, True
     return answer, False

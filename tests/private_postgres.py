@@ -15,9 +15,11 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 def _bin(program: str) -> str:
@@ -89,3 +91,24 @@ def private_cluster() -> Iterator[Cluster]:
             capture_output=True,
         )
         shutil.rmtree(root, ignore_errors=True)
+
+
+def advisory_waiters(app: Any) -> int:
+    """How many sessions of `app`'s database wait for an advisory lock right now."""
+    from sqlalchemy import text
+
+    from tests.hostapp import work
+
+    def count(memory: Any, db: Any) -> int:
+        query = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+        return int(db.session.scalar(text(query)))
+
+    return int(work(app, count))
+
+
+def until(condition: Callable[[], bool], wait: float = 30) -> None:
+    """Poll `condition` until it holds; fail after `wait` seconds (a step of milliseconds)."""
+    deadline = time.monotonic() + wait
+    while not condition():
+        assert time.monotonic() < deadline, "neither finished nor waiting"
+        time.sleep(0.01)

@@ -32,7 +32,8 @@ def screenshots(tmp_path: Path) -> Path:
     return folder
 
 
-def hold_two(memory: Any, db: Any) -> list[int]:
+def ask_before_the_header(memory: Any, db: Any) -> None:
+    """An approved `ask` guardrail on the test host's header post (post 3)."""
     guidance.admin_add(
         db.session(),
         {
@@ -44,6 +45,10 @@ def hold_two(memory: Any, db: Any) -> list[int]:
         },
         actor_id=str(USERS["admin"].id),
     )
+
+
+def hold_two(memory: Any, db: Any) -> list[int]:
+    ask_before_the_header(memory, db)
     ids = []
     for title in ("Sale!", "Summer sale: 20% off"):
         with pytest.raises(ApprovalRequired) as caught:

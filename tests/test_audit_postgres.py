@@ -13,20 +13,19 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import select, text, update
+from sqlalchemy import select, update
 
 from chatmem.memory import audit, guidance
 from chatmem.memory.models import GuidanceEvent
 from tests.conftest import dispose
 from tests.hostapp import USERS, create_host_app, work
-from tests.private_postgres import Cluster, private_cluster
+from tests.private_postgres import Cluster, advisory_waiters, private_cluster, until
 
 pytestmark = [pytest.mark.slow, pytest.mark.db_free]
 
@@ -83,24 +82,6 @@ def writer(app: Flask, trail: int | None) -> str:
     return str(work(app, step))
 
 
-def waiting_writers(app: Flask) -> int:
-    def count(memory: Any, db: Any) -> int:
-        return int(
-            db.session.scalar(
-                text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
-            )
-        )
-
-    return int(work(app, count))
-
-
-def until(condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        assert time.monotonic() < deadline, "neither finished nor waiting"
-        time.sleep(0.01)
-
-
 def second_while_first_is_held(
     app: Flask, first_trail: int | None, second_trail: int | None
 ) -> tuple[bool, Future[str], Future[str]]:
@@ -113,7 +94,7 @@ def second_while_first_is_held(
             until(lambda: reached.is_set() or first.done())
             assert reached.is_set(), f"the first writer never got halfway: {first.result()}"
             second = pool.submit(writer, app, second_trail)
-            until(lambda: second.done() or waiting_writers(app) > 0)
+            until(lambda: second.done() or advisory_waiters(app) > 0)
             finished_alone = second.done()
         finally:
             go.set()

@@ -72,6 +72,16 @@ def held_task(demo_app: Flask, channels: Channels) -> tuple[str, int, int]:
     return task["taskId"], request_id, post_id
 
 
+def deny(channels: Channels, request_id: int, note: str = "") -> None:
+    """A curator's Deny on the Memory screen."""
+    response = channels.admin.client.post(
+        f"{SCREEN}/held/{request_id}/deny",
+        data={"csrf_token": channels.admin.csrf, "note": note},
+        headers={"Accept": "application/json"},
+    )
+    assert response.status_code == 200, response.get_data(as_text=True)
+
+
 def get(channels: Channels, task_id: str, **kw: Any) -> dict[str, Any]:
     return rpc(channels, "tasks/get", {"taskId": task_id}, **kw)
 
@@ -122,12 +132,7 @@ def test_a_denied_call_fails_with_the_refusal_the_call_would_get(
     demo_app: Flask, channels: Channels
 ) -> None:
     task_id, request_id, post_id = held_task(demo_app, channels)
-    response = channels.admin.client.post(
-        f"{SCREEN}/held/{request_id}/deny",
-        data={"csrf_token": channels.admin.csrf, "note": "not today"},
-        headers={"Accept": "application/json"},
-    )
-    assert response.status_code == 200, response.get_data(as_text=True)
+    deny(channels, request_id, "not today")
     assert get(channels, task_id)["result"]["status"] == "failed"
     result = rpc(channels, "tasks/result", {"taskId": task_id})["result"]
     assert result["isError"] is True
@@ -147,12 +152,7 @@ def test_a_denial_whose_guardrail_was_since_removed_still_fails_the_task(
     demo_app: Flask, channels: Channels
 ) -> None:
     task_id, request_id, _post_id = held_task(demo_app, channels)
-    response = channels.admin.client.post(
-        f"{SCREEN}/held/{request_id}/deny",
-        data={"csrf_token": channels.admin.csrf},
-        headers={"Accept": "application/json"},
-    )
-    assert response.status_code == 200
+    deny(channels, request_id)
     with demo_app.app_context():
         rule = db.session.get(HeldCall, request_id).guidance_id
         db.session.execute(delete(GuidanceEvent).where(GuidanceEvent.guidance_id == rule))

@@ -31,9 +31,8 @@ from mcp.types import (
 )
 from playwright.sync_api import expect
 
-from chatmem.memory import guidance
 from tests.hostapp import USERS
-from tests.test_ask_browser import screenshots
+from tests.test_ask_browser import ask_before_the_header, screenshots
 from tests.test_memory_screen_browser import page, seed  # noqa: F401
 
 pytestmark = pytest.mark.browser
@@ -50,20 +49,6 @@ def agent(url: str, token: str, body: Callable[[Client], Awaitable[Any]]) -> Any
     # Its own thread: Playwright's sync API keeps an event loop on this one.
     with ThreadPoolExecutor(1) as thread:
         return thread.submit(asyncio.run, asyncio.wait_for(main(), timeout=90)).result()
-
-
-def ask_before_the_header(memory: Any, db: Any) -> None:
-    guidance.admin_add(
-        db.session(),
-        {
-            "type": "guardrail",
-            "title": "Ask before changing the site header",
-            "text": "The header is on every page: a person looks first.",
-            "target": "post_id:3",
-            "severity": "ask",
-        },
-        actor_id=str(USERS["admin"].id),
-    )
 
 
 def test_an_agent_waits_on_its_held_call_until_a_curator_allows_it(

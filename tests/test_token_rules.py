@@ -12,21 +12,20 @@ waiting for the first, so nothing sleeps for a guessed time.
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import text, update
+from sqlalchemy import update
 
 from chatmem import Conflict
 from chatmem.auth import tokens
 from chatmem.memory.models import ApiToken
 from tests.conftest import dispose
 from tests.hostapp import USERS, create_host_app, reconfigure, work
-from tests.private_postgres import Cluster, private_cluster
+from tests.private_postgres import Cluster, advisory_waiters, private_cluster, until
 
 # The cluster is this file's own: its runs do not depend on which database the
 # suite was given, so the PostgreSQL pass need not repeat them.
@@ -84,26 +83,6 @@ def mint(app: Flask, username: str, name: str) -> str:
     return "made"
 
 
-def waiting_mints(app: Flask) -> int:
-    """How many sessions wait for an advisory lock right now."""
-
-    def count(memory: Any, db: Any) -> int:
-        return int(
-            db.session.scalar(
-                text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
-            )
-        )
-
-    return int(work(app, count))
-
-
-def until(condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        assert time.monotonic() < deadline, "neither finished nor waiting"
-        time.sleep(0.01)
-
-
 def halfway(directory: HeldDirectory, first: Future[str]) -> None:
     """Wait until the first mint is held halfway; a mint that fails says why here."""
     until(lambda: directory.reached.is_set() or first.done())
@@ -113,7 +92,7 @@ def halfway(directory: HeldDirectory, first: Future[str]) -> None:
 
 def settled(app: Flask, second: Future[str]) -> bool:
     """The second mint has finished, or waits for the first one's lock."""
-    return second.done() or waiting_mints(app) > 0
+    return second.done() or advisory_waiters(app) > 0
 
 
 def names(app: Flask) -> list[str]:

@@ -123,6 +123,14 @@ class Guidance(Base):
     target_gone_at: Mapped[datetime | None] = mapped_column(DateTime)
     last_recalled_at: Mapped[datetime | None] = mapped_column(DateTime)
     pending_since: Mapped[datetime | None] = mapped_column(DateTime)
+    # Revalidation (see revalidation.py): when a call (or the host) changed what
+    # this active entry targets or names, the ledger row of that call (None:
+    # changed outside chatmem, or the row is gone) and the canonical target
+    # that changed (`post_id:4`). Plain conditional UPDATEs, like hits: a mark
+    # never bumps `version`; an edit or approval clears it.
+    target_changed_at: Mapped[datetime | None] = mapped_column(DateTime)
+    target_changed_call_id: Mapped[int | None] = mapped_column(Integer)
+    target_changed_label: Mapped[str | None] = mapped_column(String(200))
 
     __mapper_args__ = {"version_id_col": version}
 

@@ -363,6 +363,19 @@ class MemoryCore(HostHooks):
             self.db.session(), self, server_name=self.server_name, review=review, now=now
         )
 
+    def target_changed(self, label: str) -> list[int]:
+        """Something changed outside chatmem (a person edited post 4 in your admin).
+
+        `label` is what changed, as a target names it: `post_id:4` (or
+        `id:4`) or `label:topic:14`. Every active entry that targets it or
+        names it in its text is marked "target changed since approval", as a
+        successful call would mark it, recording "changed outside chatmem".
+        Returns the ids it marked, and commits the database session when it
+        marks any. A label that is not text, is empty, or names no such
+        target raises `InvalidParams` (`details.field == "label"`) and changes nothing.
+        """
+        return self._state().changes.outside(label, self.snapshot())
+
     def apply_retention(self, *, now: datetime | None = None) -> dict[str, int]:
         """Delete records older than CHATMEM_RETENTION_DAYS (memory/retention.py): the rows
         deleted, by table; nothing when it is 0 (off)."""

@@ -1,6 +1,7 @@
 """The one path every tool call takes, as named steps.
 
     lookup -> module switch -> validate -> authorize -> session -> guard -> run -> ledger
+    (-> the targets it changed: revalidation)
 
 Every channel (the chat loop, MCP, REST, Python) is a thin translation to
 `Dispatcher.call`, so validation, permissions, guardrails and the ledger can
@@ -38,6 +39,7 @@ from .tools import CallContext, Tool, ToolRegistry, validate
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session as OrmSession
 
+    from .memory.models import LedgerEntry
     from .memory.switches import Snapshot
 
 log = logging.getLogger("chatmem")
@@ -55,6 +57,20 @@ class Guardrails(Protocol):
     def guardrail_for(
         self, tool_name: str, arguments: dict[str, Any], snapshot: Snapshot
     ) -> Refusal | None: ...
+
+
+class TargetChanges(Protocol):
+    """Marks the active guidance a successful call's targets are named by (revalidation.py)."""
+
+    def after_call(
+        self,
+        tool_name: str,
+        arguments: dict[str, Any],
+        snapshot: Snapshot,
+        row: LedgerEntry,
+        *,
+        besides: int | None = None,
+    ) -> list[int]: ...
 
 
 class SessionStore(Protocol):
@@ -158,6 +174,7 @@ class Dispatcher:
         guardrails: Guardrails,
         sessions: SessionStore,
         limits: Limits,
+        changes: TargetChanges,
     ) -> None:
         self.registry = registry
         self.session = session
@@ -167,6 +184,7 @@ class Dispatcher:
         self.guardrails = guardrails
         self.sessions = sessions
         self.limits = limits
+        self.changes = changes
 
     def call(self, name: str, arguments: Any, context: CallContext) -> dict[str, Any]:
         try:
@@ -287,12 +305,18 @@ class Dispatcher:
         """The ledger line, in the same transaction as the tool's own writes.
 
         And as the grant's use: a run that fails rolls back with it, leaving the grant.
+        The guidance naming what the call changed is marked in that transaction
+        too, pointing to this line (not the `ask` guardrail whose grant it used).
         """
         if granted is not None:
             detail = f"allowed once: request #{granted.id}"
-            self.record(call, "granted-run", None, granted.guidance_id, detail)
+            row = self.record(call, "granted-run", None, granted.guidance_id, detail)
         elif call.recorded:
-            self.record(call, "ok", None)
+            row = self.record(call, "ok", None)
+        else:
+            return  # not ledgered (a read, or Memory off): nothing is marked either
+        besides = granted.guidance_id if granted is not None else None
+        self.changes.after_call(call.tool.name, call.args, call.snapshot, row, besides=besides)
 
     def record_failure(self, call: Call, error: ChatmemError) -> None:
         """Ledger a failed write in a fresh transaction (the tool's was rolled back)."""
@@ -313,7 +337,7 @@ class Dispatcher:
         error: ChatmemError | None,
         guidance_id: int | None = None,
         detail: str | None = None,
-    ) -> None:
+    ) -> LedgerEntry:
         if isinstance(error, Refusal):
             guidance_id = error.details.get("guidance_id")
             detail = f"guidance #{guidance_id}: {error.details.get('title')}"
@@ -322,7 +346,7 @@ class Dispatcher:
         elif error is not None:
             detail = error.message
         context = call.context
-        ledger.record(
+        return ledger.record(
             self.session(),
             session_id=context.session_id,
             user_id=context.user_id,

@@ -25,6 +25,7 @@ from .memory.models import guidance_record
 from .memory.recall.ranked import RankedGuidance
 from .memory.recall.ranking import Analyzer
 from .memory.recall.recall_page import Ordered
+from .memory.revalidation import Watched
 from .text import for_agents_record
 
 if TYPE_CHECKING:
@@ -48,6 +49,8 @@ class Derived:
     screening: _screening.ActiveIndex | None = None
     # The same entries indexed for questions (`recall(topic=...)`); built on first use.
     ranked: RankedGuidance | None = None
+    # Which entries watch which target (revalidation.py); built on a call's first need.
+    watched: Watched | None = None
 
 
 class RevisionCache:
@@ -60,9 +63,14 @@ class RevisionCache:
         resolve_post_type: Callable[[], Callable[[Any], str | None] | None],
         resolve_labels: Callable[[], LabelResolver | None] = lambda: None,
         analyzer: Analyzer | None = None,
+        *,
+        hold_changed: bool = False,
     ) -> None:
         self.session = session  # the host's scoped session: the current one per call
         self.server_name = server_name
+        # CHATMEM_CHANGED_TARGETS = "review": an entry marked "target changed" is
+        # left out of the block and recall (its guardrail is still enforced).
+        self.hold_changed = hold_changed
         # Read at each check: the host may register its resolvers after init_app.
         self._resolve_post_type = resolve_post_type
         self._resolve_labels = resolve_labels
@@ -80,12 +88,13 @@ class RevisionCache:
         with self._lock:
             if self._derived.revision != snapshot.revision:
                 entries = _block.active_entries(self.session())
+                shown = [e for e in entries if not (self.hold_changed and e.target_changed_at)]
                 self._derived = Derived(
                     revision=snapshot.revision,
-                    block=replace(_block.compose(entries), revision=snapshot.revision),
+                    block=replace(_block.compose(shown), revision=snapshot.revision),
                     guardrails=GuardrailIndex.build(entries, self.server_name),
                     approved=Ordered.of(
-                        entries,
+                        shown,
                         lambda e: for_agents_record(guidance_record(e), WRITTEN),
                     ),
                 )
@@ -113,6 +122,15 @@ class RevisionCache:
                     index = RankedGuidance.of(derived.approved, self.analyzer, self._ranked)
                     derived.ranked = self._ranked = index
         return derived.ranked
+
+    def watched(self, snapshot: Snapshot) -> Watched:
+        """Which active entries watch which target, built on first use of the revision."""
+        derived = self.at(snapshot)
+        if derived.watched is None:
+            with self._lock:
+                if derived.watched is None:
+                    derived.watched = Watched.load(self.session())
+        return derived.watched
 
     def guardrail_for(
         self, tool_name: str, arguments: dict[str, Any], snapshot: Snapshot

@@ -19,6 +19,7 @@ from .dispatch import DbSessions, Dispatcher
 from .hooks import HostHooks
 from .memory import switches
 from .memory.recall.ranking import Analyzer
+from .memory.revalidation import Revalidator
 from .revision import RevisionCache
 from .settings import Settings
 from .tools import MemoryServices
@@ -39,6 +40,8 @@ class AppState:
     cache: RevisionCache
     dispatcher: Dispatcher
     services: MemoryServices
+    #: Marks guidance whose target changed (after a call, or the host's `target_changed`).
+    changes: Revalidator
     lock: threading.Lock = field(default_factory=threading.Lock)
     sweeper: BackgroundSweeper | None = None
     # Entries this process marked as found by `recall` (id -> when); see staleness.py.
@@ -64,6 +67,13 @@ def build(
         lambda: memory.post_type_resolver_hook,
         lambda: memory.target_labels_hook,
         Analyzer(settings.search_language),
+        hold_changed=settings.changed_targets == "review",
+    )
+    changes = Revalidator(
+        db.session,
+        cache.watched,
+        lambda: memory.target_labels_hook,
+        review=settings.changed_targets == "review",
     )
     dispatcher = Dispatcher(
         memory.registry,
@@ -74,7 +84,13 @@ def build(
         guardrails=cache,
         sessions=DbSessions(db.session, settings),
         limits=settings,
+        changes=changes,
     )
     return AppState(
-        memory=memory, settings=settings, cache=cache, dispatcher=dispatcher, services=services
+        memory=memory,
+        settings=settings,
+        cache=cache,
+        dispatcher=dispatcher,
+        services=services,
+        changes=changes,
     )

@@ -21,6 +21,7 @@ from chatmem.settings import SETTINGS, ConfigError, Setting, from_environ
 # setting fails `test_every_setting_has_an_example` until it gets one).
 EXAMPLES: dict[str, tuple[str, Any]] = {
     "CHATMEM_STALE_TARGETS": ("Review", "review"),
+    "CHATMEM_CHANGED_TARGETS": (" Review ", "review"),
     "CHATMEM_UNUSED_DAYS": ("30", 30),
     "CHATMEM_NOTIFY_WEBHOOK": (" https://hooks.example/chatmem ", "https://hooks.example/chatmem"),
     "CHATMEM_URL_PREFIX": ("/memory-api", "/memory-api"),
@@ -74,6 +75,7 @@ EXAMPLES: dict[str, tuple[str, Any]] = {
 # A value each typed setting refuses, and words its message must contain.
 INVALID: dict[str, tuple[str, str]] = {
     "CHATMEM_STALE_TARGETS": ("trash", "one of flag, review"),
+    "CHATMEM_CHANGED_TARGETS": ("ignore", "one of flag, review"),
     "CHATMEM_UNUSED_DAYS": ("0", "a whole number of at least 1"),
     "CHATMEM_RETENTION_DAYS": ("30.5", "a whole number of at least 0"),
     "CHATMEM_NOTIFY_WEBHOOK": ("ftp://x.example", "an http:// or https:// address, or empty"),

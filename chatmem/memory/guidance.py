@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session as OrmSession
 from sqlalchemy.orm.exc import StaleDataError
 
 from ..errors import Conflict, NotFound
-from . import switches
+from . import revalidation, switches
 from .fields import (
     blank_to_none,
     checked_changes,
@@ -114,6 +114,7 @@ def approve(
     entry.approved_by = actor_id
     entry.approved_at = utcnow()
     detail = {"anyway": True, "flags": list(despite)} if despite else {}
+    detail |= revalidation.cleared(entry)  # approved as it is now: the change was seen
     return _commit_change(db, entry, "approve", actor_id, _with(detail, extra), commit=commit)
 
 
@@ -177,7 +178,10 @@ def edit(
         entry.text_key = text_key(entry.text)
     if derived:
         entry.title = default_title(entry.text)
-    diff = {k: [v, getattr(entry, k)] for k, v in before.items() if v != getattr(entry, k)}
+    diff: dict[str, Any] = {
+        k: [v, getattr(entry, k)] for k, v in before.items() if v != getattr(entry, k)
+    }
+    diff |= revalidation.cleared(entry)  # a curator's edit is a look at the entry
     return _commit_change(db, entry, "edit", actor_id, diff)
 
 

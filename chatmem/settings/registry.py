@@ -137,6 +137,15 @@ SETTINGS: dict[str, Setting] = {
         '"target gone" on the screen; `review` also moves it back to Pending with a note.',
         choice("flag", "review"),
     ),
+    "CHATMEM_CHANGED_TARGETS": Setting(
+        "flag",
+        "What happens to an active entry when a successful call (or the host's "
+        "`memory.target_changed`) changes a `post_id:`/`label:` target the entry has or names "
+        'in its text: `flag` marks it "target changed since approval" on the Upkeep page and '
+        "it stays in the block; `review` also keeps it out of the block and `recall` (its "
+        "guardrail is still enforced) until a curator clicks Still true or edits it.",
+        choice("flag", "review"),
+    ),
     "CHATMEM_UNUSED_DAYS": Setting(
         90,
         "Active entries neither returned by a `recall` topic search nor hit by a call for "

@@ -110,6 +110,7 @@ class Settings:
     unused_days: int  # CHATMEM_UNUSED_DAYS
     retention_days: int  # CHATMEM_RETENTION_DAYS; zero: off
     notify_webhook: str | None  # CHATMEM_NOTIFY_WEBHOOK
+    changed_targets: str  # CHATMEM_CHANGED_TARGETS: flag or review
     license_active: bool  # CHATMEM_LICENSE_ACTIVE
     max_body_bytes: int  # CHATMEM_MAX_BODY_BYTES
     background_sweep: timedelta  # CHATMEM_BACKGROUND_SWEEP_SECONDS; zero: off
@@ -138,6 +139,7 @@ class Settings:
             unused_days=v["CHATMEM_UNUSED_DAYS"],
             retention_days=v["CHATMEM_RETENTION_DAYS"],
             notify_webhook=v["CHATMEM_NOTIFY_WEBHOOK"],
+            changed_targets=v["CHATMEM_CHANGED_TARGETS"],
             license_active=bool(v["CHATMEM_LICENSE_ACTIVE"]),
             max_body_bytes=v["CHATMEM_MAX_BODY_BYTES"],
             background_sweep=timedelta(seconds=v["CHATMEM_BACKGROUND_SWEEP_SECONDS"]),

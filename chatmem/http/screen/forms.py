@@ -83,4 +83,5 @@ def entry_json(entry: Guidance) -> dict[str, Any]:
         "session_id": entry.session_id,
         "review_after": entry.review_after.isoformat() if entry.review_after else None,
         "target_gone_at": utc_json(entry.target_gone_at),
+        "target_changed_at": utc_json(entry.target_changed_at),
     }

@@ -1,9 +1,10 @@
-"""The Memory screen's Upkeep page: targets gone, review dates, unused entries, review
-pace and what memory costs; plus the waiting-time figures the Pending tab and the
-host's badge show.
+"""The Memory screen's Upkeep page: targets gone or changed, review dates, unused
+entries, review pace and what memory costs; plus the waiting-time figures the Pending
+tab and the host's badge show.
 
 Routes on the Memory screen's blueprint (same gate: admin_only), reading
-`memory/staleness.py` and `memory/costs.py`; the sweep makes the changes.
+`memory/staleness.py`, `memory/revalidation.py` and `memory/costs.py`; the sweep
+and the dispatcher make the changes, a curator's Still true clears one.
 """
 
 from __future__ import annotations
@@ -11,15 +12,17 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from flask import jsonify, render_template
+from flask import flash, jsonify, redirect, render_template, url_for
 from flask.typing import ResponseReturnValue
 
 from ...core import current_memory
-from ...memory import costs, staleness
-from ...memory.models import iso, utcnow
+from ...errors import ChatmemError
+from ...memory import costs, revalidation, staleness
+from ...memory.models import Guidance, LedgerEntry, iso, utcnow
 from .access import admin_only, wants_json
-from .blueprint import bp
-from .view import helpers
+from .blueprint import ID_MAX, actor_id, bp
+from .forms import entry_json, utc_json
+from .view import helpers, visible
 
 SHOWN = 100
 
@@ -50,6 +53,8 @@ def upkeep() -> ResponseReturnValue:
     unused_count, unused = staleness.unused(db, days, limit=SHOWN)
     too_new, never_used = staleness.too_new(db, days)
     gone = staleness.gone(db, limit=SHOWN)
+    changed = revalidation.changed(db, limit=SHOWN)
+    calls = revalidation.calls_of(db, changed)
     scheduled = staleness.scheduled(db, limit=SHOWN)
     pace = costs.review_pace(db)
     oldest = mem.oldest_pending()
@@ -62,6 +67,7 @@ def upkeep() -> ResponseReturnValue:
                 "median_review_seconds": pace.median.total_seconds() if pace.median else None,
                 "reviews": pace.reviews,
                 "target_gone": [_row(e) for e in gone],
+                "target_changed": [_changed_row(e, calls) for e in changed],
                 "scheduled": [_row(e) for e in scheduled],
                 "unused": {
                     "days": days,
@@ -81,6 +87,9 @@ def upkeep() -> ResponseReturnValue:
         too_new=too_new,
         never_used=never_used,
         gone=gone,
+        changed=changed,
+        calls=calls,
+        changed_mode=mem.settings.changed_targets,
         scheduled=scheduled,
         pace=pace,
         oldest=oldest,
@@ -106,6 +115,52 @@ def _row(entry: Any) -> dict[str, Any]:
         "last_recalled_at": iso(entry.last_recalled_at),
         "last_hit_at": iso(entry.last_hit_at),
     }
+
+
+def _changed_row(entry: Guidance, calls: dict[int, LedgerEntry]) -> dict[str, Any]:
+    call = calls.get(entry.target_changed_call_id or 0)
+    return {
+        **_row(entry),
+        "target_changed_at": iso(entry.target_changed_at),
+        "target_changed_label": entry.target_changed_label,
+        # None: changed outside chatmem (the host's `target_changed`), or the
+        # ledger row is gone (retention); `call_id` tells the two apart.
+        "call_id": entry.target_changed_call_id,
+        "call": None
+        if call is None
+        else {
+            "id": call.id,
+            "tool": call.tool,
+            "at": utc_json(call.at),
+            "session_id": call.session_id,
+            "user_id": call.user_id,
+            "channel": call.channel,
+        },
+    }
+
+
+@bp.post(f"/upkeep/<int(max={ID_MAX}):entry_id>/still-true")
+@admin_only(changes_state=True)
+def still_true(entry_id: int) -> ResponseReturnValue:
+    """A curator read an entry marked "target changed" and it holds: the mark goes."""
+    db = current_memory().db.session()
+    try:
+        entry = revalidation.still_true(db, entry_id, actor_id=actor_id())
+    except ChatmemError as error:
+        db.rollback()
+        if wants_json():
+            return jsonify({"error": error.to_dict()}), error.status
+        flash(error.message, "error")
+        return redirect(url_for("chatmem_memory.upkeep", _anchor="target-changed"), code=303)
+    back = current_memory().settings.changed_targets == "review" and entry.enabled
+    message = visible(
+        f"“{entry.title}” is still true: "
+        + ("it is back in the block." if back else "the mark is cleared.")
+    )
+    if wants_json():
+        return jsonify({"ok": True, "entry": entry_json(entry), "message": message})
+    flash(message, "ok")
+    return redirect(url_for("chatmem_memory.upkeep", _anchor="target-changed"), code=303)
 
 
 @bp.app_context_processor

@@ -36,6 +36,8 @@ ACTION_LABELS = {
     "target_gone": "Target gone",
     "target_back": "Target resolves again",
     "stale_review": "Back to Pending (target gone)",
+    "target_changed": "Target changed",
+    "target_still_true": "Still true (target changed)",
     "review_due": "Back to Pending (review date)",
 }
 STATUS_WORDS = {"publish": "active", "pending": "pending", "rejected": "rejected", "trash": "trash"}

@@ -29,7 +29,7 @@ def focused(page: Any) -> str:  # noqa: F811
 def card_ids(page: Any) -> list[str]:  # noqa: F811
     return [
         str(i)
-        for i in page.eval_on_selector_all("#cm-pending-list > li", "els => els.map(e => e.id)")
+        for i in page.eval_on_selector_all("#cm-pending-list .cm-row", "els => els.map(e => e.id)")
     ]
 
 

@@ -104,6 +104,22 @@ def by_status(db: OrmSession, status: str, *, limit: int) -> tuple[list[Guidance
     return list(db.scalars(query)), int(total or 0)
 
 
+# Since when a proposal waits (see lanes.waiting_since), as SQL.
+_WAITING_SINCE = func.coalesce(Guidance.pending_since, Guidance.created_at)
+
+
+def pending_proposals(db: OrmSession) -> list[Guidance]:
+    """Every pending proposal, longest waiting first: the triage lanes sort them all."""
+    query = select(Guidance).where(Guidance.status == "pending")
+    return list(db.scalars(query.order_by(_WAITING_SINCE, Guidance.id)))
+
+
+def oldest_proposal(db: OrmSession) -> Guidance | None:
+    """The pending proposal that has waited longest (the badge names its lane)."""
+    query = select(Guidance).where(Guidance.status == "pending")
+    return db.scalars(query.order_by(_WAITING_SINCE, Guidance.id).limit(1)).first()
+
+
 def sessions_page(db: OrmSession, number: Any, total: int) -> Page:
     """One page of "Recent sessions": recorded ones, newest first."""
     page = clamp_page(number, total)

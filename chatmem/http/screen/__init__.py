@@ -6,7 +6,8 @@ tab) and an entry's pages, `actions` the actions on guidance and the
 settings, `transfer` export and import, `tokens` revoking API tokens,
 `people` erasing a person, `held` the Waiting calls tab, `upkeep` the Upkeep
 page (staleness, review pace, cost), `desk` and `desk_view` the review desk
-(Replace, bulk actions; filters, evidence), `forms` how an action reads its
+(Replace, bulk actions; filters, evidence), `lanes_view` Pending's triage
+lanes, `forms` how an action reads its
 fields and answers, `access` who may use the screen, `view` what the
 templates are given.
 What an action does to an entry is the domain's (`chatmem.memory.curation`).

@@ -31,6 +31,7 @@ from wtforms import ValidationError
 
 from ...core import current_memory
 from ...errors import ChatmemError, Forbidden, Unauthorized, headers_for
+from ...memory import lanes
 from ..errors import http_error
 
 CAPABILITY = "manage_options"
@@ -156,10 +157,14 @@ def flash_back(
     """After a form POST: the message, then 303 back to the tab it came from.
 
     `anchor` (an element id) brings the browser back to the row it acted on,
-    rather than to the top of a long list.
+    rather than to the top of a long list; a form's `lane` back to the lane
+    of Pending it came from (one that is not a lane is dropped).
     """
     flash(message, category)
     args: dict[str, Any] = {"tab": tab}
+    lane = request.form.get("lane")
+    if tab == "pending" and lane in lanes.LANES:
+        args["lane"] = lane
     if page and str(page).isdigit() and int(page) > 1:
         args["page"] = int(page)
     if anchor:

@@ -20,7 +20,7 @@ from ...errors import ChatmemError, InvalidParams, NotFound
 from ...memory import audit, guidance, held, ledger, listing, transfer
 from ...memory.fields import TARGET_MAX
 from ...memory.models import ENFORCED_SEVERITIES, Guidance, Session
-from . import desk_view
+from . import desk_view, lanes_view
 from .access import admin_only, error_response
 from .blueprint import ID_MAX, bp, known_tab
 from .reads import history
@@ -69,6 +69,9 @@ _EMPTY_VIEW: dict[str, Any] = {
     "words": {},
     "rules": {},
     "listed": None,
+    "lanes": [],
+    "lane_labels": {},
+    "longest_lane": None,
 }
 
 
@@ -98,12 +101,17 @@ def _history_view(db: OrmSession, tab: str, counts: dict[str, int]) -> dict[str,
 def _guidance_view(db: OrmSession, tab: str, counts: dict[str, int]) -> dict[str, Any]:
     """A guidance tab: the review desk's page (search, filters, sort; `desk_view.py`),
     the sessions the entries came from, and what the tab adds (flags, rejections)."""
-    page, listed = desk_view.tab_page(db, tab)  # bad filters: invalid_params
+    triage: dict[str, Any] = {}
+    if tab == "pending":  # in triage lanes, with each proposal's flags (`lanes_view.py`)
+        page, listed, triage = lanes_view.pending(db)  # bad filters or lane: invalid_params
+    else:
+        page, listed = desk_view.tab_page(db, tab)  # bad filters: invalid_params
     view = {
         "page": page,
         "listed": listed,
         **desk_view.extras(db, tab, page),
         "sources": listing.sessions_by_id(db, (e.session_id for e in page.items)),
+        **triage,
     }
     if tab == "rejected":
         # Who rejected each entry on the Rejected tab, when, and why.
@@ -114,11 +122,9 @@ def _guidance_view(db: OrmSession, tab: str, counts: dict[str, int]) -> dict[str
 
 
 def _pending_checks(items: list[Guidance]) -> dict[str, Any]:
-    """What a curator reads before approving: flags and a guardrail's dry run."""
+    """What a curator reads before approving beside the flags: a guardrail's dry run."""
     memory = current_memory()
     return {
-        # Fresh, not stored: the active guidance may have changed since the proposal.
-        "flags": memory.screen_entries(items),
         # What each proposed block (ask) guardrail would refuse (hold) once approved.
         "dry_runs": {
             e.id: memory.dry_run(e.target, limit=DRY_RUN_SHOWN, severity=e.severity)

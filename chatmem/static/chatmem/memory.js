@@ -120,10 +120,11 @@
     var status = document.querySelector("[data-review-status]");
     var byKeyboard = false;
 
-    function cards() { return Array.prototype.slice.call(list.querySelectorAll(":scope > li.cm-row")); }
+    // The cards of every lane, in page order (Pending draws one list per lane).
+    function cards() { return Array.prototype.slice.call(list.querySelectorAll("li.cm-row[tabindex]")); }
     function current() {
-      var card = document.activeElement && document.activeElement.closest("li.cm-row");
-      return card && card.parentElement === list ? card : null;
+      var card = document.activeElement && document.activeElement.closest("li.cm-row[tabindex]");
+      return card && list.contains(card) ? card : null;
     }
     function say(text) { if (status) status.textContent = text; }
     function focusCard(card) {

@@ -2,7 +2,8 @@
 
 A tab's list narrowed by the URL's query: `q` (a topic over title and text,
 through recall's indexed substring predicate), `type`, `scope`, `origin`,
-`target` (the kind of target) and `sort`. Every value is checked: an
+`target` (the kind of target) and `sort`; on Pending also `lane` (one triage
+lane, `chatmem.memory.lanes`). Every value is checked: an
 unknown one is refused with `invalid_params` naming the field, so a typo
 never silently shows everything. The page number is clamped as elsewhere.
 """
@@ -17,6 +18,7 @@ from sqlalchemy import ColumnElement, and_, func, not_, or_, select
 from sqlalchemy.orm import Session as OrmSession
 
 from ....errors import InvalidParams
+from ....memory import lanes
 from ....memory.fields import SCOPE_MAX
 from ....memory.listing import _TAB_ORDER, _TAB_STATUS, PER_PAGE, Page, clamp_page
 from ....memory.models import GUIDANCE_TYPES, Guidance
@@ -39,15 +41,22 @@ class Filters:
     origin: str = ""
     target: str = ""
     sort: str = "newest"
+    lane: str = ""  # Pending's triage lane; "" for all of them
 
     @property
     def narrowed(self) -> bool:
-        """Whether any filter (not just the sort) is set."""
+        """Whether any filter (not the sort, nor the lane, which has its own count) is set."""
         return any((self.q, self.type, self.scope, self.origin, self.target))
 
     def params(self) -> dict[str, str]:
         """The query parameters that reproduce these filters (for links)."""
         return {k: v for k, v in asdict(self).items() if v and not (k == "sort" and v == "newest")}
+
+    def in_lane(self, lane: str) -> dict[str, str]:
+        """These filters in another lane ("" for all lanes), for the lane links."""
+        return {k: v for k, v in self.params().items() if k != "lane"} | (
+            {"lane": lane} if lane else {}
+        )
 
 
 def _choice(args: Mapping[str, Any], name: str, allowed: tuple[str, ...], default: str = "") -> str:
@@ -77,6 +86,7 @@ def parse(args: Mapping[str, Any]) -> Filters:
         origin=_choice(args, "origin", ORIGINS),
         target=_choice(args, "target", TARGET_KINDS),
         sort=_choice(args, "sort", SORTS, "newest"),
+        lane=lanes.choose(args.get("lane")),
     )
 
 
@@ -145,6 +155,12 @@ def page(db: OrmSession, tab: str, filters: Filters, number: Any) -> Page:
         .offset((current - 1) * PER_PAGE)
     )
     return Page(list(db.scalars(query)), current, total)
+
+
+def matching_ids(db: OrmSession, tab: str, filters: Filters) -> list[int]:
+    """Every match's id in the chosen order: Pending's lanes page through them themselves."""
+    where = conditions(db, tab, filters)
+    return list(db.scalars(select(Guidance.id).where(*where).order_by(*_order(tab, filters.sort))))
 
 
 def scopes(db: OrmSession) -> list[str]:

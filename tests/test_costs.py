@@ -355,7 +355,7 @@ def test_the_demo_tells_admins_what_waits_and_for_how_long(demo_app: Flask) -> N
     assert "Invoices are numbered" not in page, "the notice carries no agent-written text"
     assert (
         'title="1 waiting for you: proposals to review and calls to approve; '
-        'the oldest for 5 h"' in page
+        'the oldest for 5 h; oldest proposal in Facts and conventions"' in page
     )
     # The editor is not a curator: no notices, no badge.
     assert "New proposal from" not in editor.client.get("/chat").get_data(as_text=True)

@@ -9,6 +9,7 @@ revision cache) lives in ``app.extensions["chatmem"]``.
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from types import SimpleNamespace
 from typing import Any, cast
@@ -122,6 +123,10 @@ class MemoryCore(HostHooks):
 
     def set_setting(self, name: str, value: bool, *, actor: Any) -> _switches.Snapshot:
         return _switches.set_setting(self.db.session(), name, value, actor_id=user_id_of(actor))
+
+    def memory_age(self) -> float:
+        """Seconds since the memory last changed, as this process saw it (never more)."""
+        return time.monotonic() - self._state().cache.at(self.snapshot()).seen_at
 
     def approved_guidance(self, snapshot: _switches.Snapshot) -> Ordered[dict[str, Any]]:
         """Active guidance as `recall` shows it, in its order, at this revision.

@@ -12,6 +12,7 @@ live in `memory/guardrails/`, and `guardrail_for` asks them.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,8 @@ class Derived:
     ranked: RankedGuidance | None = None
     # Which entries watch which target (revalidation.py); built on a call's first need.
     watched: Watched | None = None
+    # When this process first saw the revision: the memory changed no later (cache hints).
+    seen_at: float = field(default_factory=time.monotonic)
 
 
 class RevisionCache:

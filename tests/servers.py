@@ -15,6 +15,9 @@ def serving(app: Flask) -> Iterator[str]:
     from werkzeug.serving import make_server
 
     server = make_server("127.0.0.1", 0, app, threaded=True)
+    # Closing waits for the requests still running (a client's last notification
+    # poll, a stream its client just left), so none outlives the app's database.
+    server.daemon_threads = False
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()
     try:

@@ -45,6 +45,9 @@ EXAMPLES: dict[str, tuple[str, Any]] = {
         ("mcp.example.com", "localhost:*"),
     ),
     "CHATMEM_MCP_ALLOWED_ORIGINS": ("https://app.example", ("https://app.example",)),
+    "CHATMEM_MCP_NOTIFY_SECONDS": ("2.5", 2.5),
+    "CHATMEM_MCP_LISTEN_SECONDS": ("60", 60.0),
+    "CHATMEM_MCP_LISTEN_STREAMS": ("0", 0),
     "CHATMEM_MAX_BODY_BYTES": ("2048", 2048),
     "CHATMEM_RATE_LIMIT_PER_MINUTE": ("0", 0),
     "CHATMEM_TOKENS_PER_USER": ("5", 5),
@@ -76,6 +79,8 @@ EXAMPLES: dict[str, tuple[str, Any]] = {
 INVALID: dict[str, tuple[str, str]] = {
     "CHATMEM_STALE_TARGETS": ("trash", "one of flag, review"),
     "CHATMEM_CHANGED_TARGETS": ("ignore", "one of flag, review"),
+    "CHATMEM_MCP_NOTIFY_SECONDS": ("0", "a number of seconds above 0"),
+    "CHATMEM_MCP_LISTEN_STREAMS": ("-1", "a whole number of at least 0"),
     "CHATMEM_UNUSED_DAYS": ("0", "a whole number of at least 1"),
     "CHATMEM_RETENTION_DAYS": ("30.5", "a whole number of at least 0"),
     "CHATMEM_NOTIFY_WEBHOOK": ("ftp://x.example", "an http:// or https:// address, or empty"),

@@ -87,8 +87,9 @@ def test_the_block_entries_and_prompt_as_resources(
     assert "call the `recall` tool" in message.content.text
     assert message.content.text.endswith("Task: Rename the checkout page")
     assert seen["unknown prompt"] == -32602
-    if mode == "auto":
-        assert seen["list"].ttl_ms == 0 and seen["block"].ttl_ms == 0
+    if mode == "auto":  # how long to keep them: tests/test_mcp_subscriptions.py
+        assert (seen["list"].ttl_ms, seen["list"].cache_scope) == (3_600_000, "public")
+        assert seen["block"].ttl_ms <= 5000 and seen["block"].cache_scope == "private"
 
 
 @pytest.mark.parametrize("mode", MODES)

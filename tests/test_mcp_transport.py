@@ -23,7 +23,7 @@ from tests.redis_store import fresh_prefix, redis_url
 URL = "/chatmem/mcp"
 CAPABILITIES = {
     "tools": {"listChanged": False},
-    "resources": {"subscribe": False, "listChanged": False},
+    "resources": {"subscribe": True, "listChanged": False},
     "prompts": {"listChanged": False},
 }
 MODERN = "2026-07-28"
@@ -464,7 +464,8 @@ def test_server_discover(client: Any, editor_token: str, ctx: Any) -> None:
     assert result["capabilities"] == CAPABILITIES
     assert "Conventions: British spelling" in result["instructions"]
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "chatmem"
-    assert result["ttlMs"] == 0 and result["cacheScope"] == "private"
+    # `instructions` is the block, just changed: kept for a tenth of its age (see subscriptions).
+    assert result["ttlMs"] < 1000 and result["cacheScope"] == "private"
 
 
 def test_the_envelope_ladder(client: Any, editor_token: str) -> None:

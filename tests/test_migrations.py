@@ -32,6 +32,7 @@ ALL_TABLES = {
     "chatmem_block_use",
     "chatmem_notify_job",
     "chatmem_task",
+    "chatmem_subscription",
 }
 
 

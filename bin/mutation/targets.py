@@ -189,6 +189,11 @@ TARGETS = {
     ),
     # MCP tasks: a held call's task, run once when allowed, its caller's alone.
     "tasks": Target("chatmem/memory/tasks.py", ("tests/test_mcp_tasks.py",)),
+    # Memory change notifications: told once, of what changed, to whom may read it.
+    "subscriptions": Target(
+        "chatmem/http/mcp/subscriptions.py",
+        ("tests/test_mcp_subscriptions.py", "tests/test_mcp_subscriptions_client.py"),
+    ),
 }
 
 

@@ -36,6 +36,7 @@ from .models import (
     LedgerEntry,
     NotifyJob,
     Session,
+    Subscription,
     SummaryJob,
     Task,
 )
@@ -96,6 +97,9 @@ def erase_user(
     report["chatmem_block_use"] += _changed(
         db, delete(BlockUse).where(BlockUse.session_id.in_(sessions))
     )
+    report["chatmem_subscription"] += _changed(
+        db, delete(Subscription).where(Subscription.session_id.in_(sessions))
+    )
     report["chatmem_ledger"] += _changed(
         db,
         delete(LedgerEntry).where(
@@ -129,6 +133,7 @@ TABLES = (
     "chatmem_held_call",
     "chatmem_task",
     "chatmem_block_use",
+    "chatmem_subscription",
     "chatmem_token",
     "chatmem_notify_job",
     "chatmem_guidance",

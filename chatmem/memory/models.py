@@ -323,6 +323,23 @@ class BlockUse(Base):
     at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
 
 
+class Subscription(Base):
+    """A handshake-era MCP session's `resources/subscribe` (memory/subscriptions.py).
+
+    `seen` is the digest of what the session was last told the resource
+    holds; its next notification poll, on any worker, tells it of a change.
+    """
+
+    __tablename__ = "chatmem_subscription"
+
+    session_id: Mapped[str] = mapped_column(
+        ForeignKey("chatmem_session.id", ondelete="CASCADE"), primary_key=True
+    )
+    uri: Mapped[str] = mapped_column(String(300), primary_key=True)
+    seen: Mapped[str] = mapped_column(String(64), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+
+
 class NotifyJob(Base):
     """A webhook delivery waiting to be sent, retried with back-off (see workers/webhook.py)."""
 

@@ -31,6 +31,7 @@ from .models import (
     LedgerEntry,
     NotifyJob,
     Session,
+    Subscription,
     SummaryJob,
     utcnow,
 )
@@ -95,9 +96,14 @@ def _in_batches(
 
 
 def _unlink(db: OrmSession, session_ids: list[str]) -> None:
-    """Before sessions go: their summary jobs and Cost card rows go with them (SQLite
-    enforces no cascade); guidance proposed in them keeps its text, not the link."""
-    for model, column in ((BlockUse, BlockUse.session_id), (SummaryJob, SummaryJob.session_id)):
+    """Before sessions go: their summary jobs, Cost card rows and MCP subscriptions go
+    with them (SQLite enforces no cascade); guidance proposed in them keeps its text,
+    not the link."""
+    for model, column in (
+        (BlockUse, BlockUse.session_id),
+        (SummaryJob, SummaryJob.session_id),
+        (Subscription, Subscription.session_id),
+    ):
         db.execute(delete(model).where(column.in_(session_ids)))
     db.execute(
         update(Guidance)

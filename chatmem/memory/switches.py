@@ -87,6 +87,12 @@ def current(db: OrmSession, kept: MutableMapping[str, Any] | None) -> Snapshot:
     return snapshot
 
 
+def forget(kept: MutableMapping[str, Any] | None) -> None:
+    """Drop the state a request kept: a long-lived request (a listen stream) reads afresh."""
+    if kept is not None:
+        kept.pop(_REQUEST_KEY, None)
+
+
 class Reader:
     """Reads the state row: the dispatcher's view of the revision and switches.
 

@@ -185,6 +185,22 @@ SETTINGS: dict[str, Setting] = {
         "Origins (`scheme://host[:port]`) allowed to call the MCP endpoint besides its own host.",
         word_list,
     ),
+    "CHATMEM_MCP_NOTIFY_SECONDS": Setting(
+        5.0,
+        "How soon an MCP subscriber is told that a resource it watches changed: a "
+        "`subscriptions/listen` stream checks this often, and a session's GET stream is told "
+        "to come back after this long.",
+    ),
+    "CHATMEM_MCP_LISTEN_SECONDS": Setting(
+        300.0,
+        "How long one `subscriptions/listen` stream stays open; then it ends gracefully and "
+        "the client listens again.",
+    ),
+    "CHATMEM_MCP_LISTEN_STREAMS": Setting(
+        4,
+        "`subscriptions/listen` streams one server process keeps open at once (each holds a "
+        "server thread; two per token); 0 turns listening off.",
+    ),
     "CHATMEM_MAX_BODY_BYTES": Setting(
         1024 * 1024,
         "Largest request body the MCP endpoint and the REST routes read (413 above it).",

@@ -38,10 +38,13 @@ class RateSettings:
 
 @dataclass(frozen=True)
 class McpSettings:
-    """Who may reach the MCP endpoint: Host headers and Origins."""
+    """Who may reach the MCP endpoint (Host headers, Origins), and how subscribers are told."""
 
     allowed_hosts: tuple[str, ...] | None  # CHATMEM_MCP_ALLOWED_HOSTS
     allowed_origins: tuple[str, ...]  # CHATMEM_MCP_ALLOWED_ORIGINS
+    notify_seconds: float  # CHATMEM_MCP_NOTIFY_SECONDS
+    listen_seconds: float  # CHATMEM_MCP_LISTEN_SECONDS
+    listen_streams: int  # CHATMEM_MCP_LISTEN_STREAMS
 
 
 @dataclass(frozen=True)
@@ -107,10 +110,10 @@ class Settings:
     rejected_reproposals: str  # CHATMEM_REJECTED_REPROPOSALS: flag or refuse
     ask_grant_minutes: int  # CHATMEM_ASK_GRANT_MINUTES
     stale_targets: str  # CHATMEM_STALE_TARGETS: flag or review
+    changed_targets: str  # CHATMEM_CHANGED_TARGETS: flag or review
     unused_days: int  # CHATMEM_UNUSED_DAYS
     retention_days: int  # CHATMEM_RETENTION_DAYS; zero: off
     notify_webhook: str | None  # CHATMEM_NOTIFY_WEBHOOK
-    changed_targets: str  # CHATMEM_CHANGED_TARGETS: flag or review
     license_active: bool  # CHATMEM_LICENSE_ACTIVE
     max_body_bytes: int  # CHATMEM_MAX_BODY_BYTES
     background_sweep: timedelta  # CHATMEM_BACKGROUND_SWEEP_SECONDS; zero: off
@@ -136,10 +139,10 @@ class Settings:
             rejected_reproposals=v["CHATMEM_REJECTED_REPROPOSALS"],
             ask_grant_minutes=v["CHATMEM_ASK_GRANT_MINUTES"],
             stale_targets=v["CHATMEM_STALE_TARGETS"],
+            changed_targets=v["CHATMEM_CHANGED_TARGETS"],
             unused_days=v["CHATMEM_UNUSED_DAYS"],
             retention_days=v["CHATMEM_RETENTION_DAYS"],
             notify_webhook=v["CHATMEM_NOTIFY_WEBHOOK"],
-            changed_targets=v["CHATMEM_CHANGED_TARGETS"],
             license_active=bool(v["CHATMEM_LICENSE_ACTIVE"]),
             max_body_bytes=v["CHATMEM_MAX_BODY_BYTES"],
             background_sweep=timedelta(seconds=v["CHATMEM_BACKGROUND_SWEEP_SECONDS"]),
@@ -153,6 +156,9 @@ class Settings:
             mcp=McpSettings(
                 allowed_hosts=v["CHATMEM_MCP_ALLOWED_HOSTS"],
                 allowed_origins=v["CHATMEM_MCP_ALLOWED_ORIGINS"],
+                notify_seconds=v["CHATMEM_MCP_NOTIFY_SECONDS"],
+                listen_seconds=v["CHATMEM_MCP_LISTEN_SECONDS"],
+                listen_streams=v["CHATMEM_MCP_LISTEN_STREAMS"],
             ),
             rate=RateSettings(
                 per_minute=v["CHATMEM_RATE_LIMIT_PER_MINUTE"],

@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from ...errors import ChatmemError, NotFound
 from ...tools import Tool
-from . import resources, tasks
+from . import resources, subscriptions, tasks
 from .encoding import tool_result
 from .params import CallParams, InitializeParams, NoParams, PageParams, PromptParams, ReadParams
 from .rpc import (
@@ -32,8 +32,9 @@ from .rpc import (
     SERVER_ERROR,
     Caller,
     RpcError,
+    cached,
     complete,
-    uncached,
+    memory_ttl_ms,
 )
 
 P = TypeVar("P")
@@ -49,7 +50,7 @@ def server_version() -> str:
 def capabilities(version: str | None = None) -> dict[str, Any]:
     offered: dict[str, Any] = {
         "tools": {"listChanged": False},
-        "resources": {"subscribe": False, "listChanged": False},
+        "resources": {"subscribe": True, "listChanged": False},
         "prompts": {"listChanged": False},
     }
     if version == tasks.VERSION:
@@ -82,7 +83,7 @@ def discover(caller: Caller, params: NoParams) -> dict[str, Any]:
     result: dict[str, Any] = {
         "supportedVersions": list(ALL_VERSIONS),
         "capabilities": capabilities(),
-        "ttlMs": 0,
+        "ttlMs": memory_ttl_ms(caller),  # `instructions` is the block
         "cacheScope": "private",
         "_meta": {META_SERVER_INFO: {"name": memory.server_name, "version": server_version()}},
     }
@@ -111,7 +112,8 @@ def describe_tool(tool: Tool, *, tasks_offered: bool = False) -> dict[str, Any]:
 def list_tools(caller: Caller, params: PageParams) -> dict[str, Any]:
     visible = caller.memory.visible_tools(caller.user, read_only=caller.read_only)
     tools = [describe_tool(t, tasks_offered=caller.tasks) for t in visible]
-    return uncached(caller, {"tools": tools})
+    # The memory tools come and go with the Memory switch.
+    return cached(caller, {"tools": tools}, memory_ttl_ms(caller))
 
 
 def call_tool(caller: Caller, params: CallParams) -> dict[str, Any]:
@@ -165,6 +167,12 @@ METHODS: dict[str, Method[Any]] = {
     ),
     "resources/read": Method(
         ReadParams.parse, resources.read, guard=resources.may_read, refusal_is_error=True
+    ),
+    "resources/subscribe": Method(
+        ReadParams.parse, subscriptions.subscribe, guard=resources.may_read, refusal_is_error=True
+    ),
+    "resources/unsubscribe": Method(
+        ReadParams.parse, subscriptions.unsubscribe, refusal_is_error=True
     ),
     "prompts/list": Method(PageParams.parse, resources.list_prompts, refusal_is_error=True),
     "prompts/get": Method(

@@ -9,11 +9,11 @@
 
 What an agent may read here is what `recall` gives it, so reading (and
 `prompts/get`) needs `recall`'s capability, and nothing is read while Memory
-is off; the lists are the same for every caller. There is no
-`notifications/resources/list_changed`: the endpoint answers each request
-with JSON and holds no GET stream to push it on; `ttlMs: 0` tells a client
-of the 2026-07-28 era not to cache, and the block changes only when a person
-approves or changes guidance.
+is off; the lists are the same for every caller, and never change, so there
+is no `notifications/resources/list_changed`. What a resource holds does
+change: a client subscribes to it (`subscriptions.py`). A 2026-07-28 client
+may keep the lists for an hour (`public`: they are the same for everyone) and
+a read as `rpc.memory_ttl_ms` says.
 """
 
 from __future__ import annotations
@@ -61,15 +61,16 @@ START_TASK_PROMPT = {
 
 
 def list_resources(caller: Caller, params: PageParams) -> dict[str, Any]:
-    return rpc.uncached(caller, {"resources": [BLOCK_RESOURCE]})
+    return rpc.cached(caller, {"resources": [BLOCK_RESOURCE]}, rpc.LISTS_TTL_MS, "public")
 
 
 def list_templates(caller: Caller, params: PageParams) -> dict[str, Any]:
-    return rpc.uncached(caller, {"resourceTemplates": [GUIDANCE_RESOURCE_TEMPLATE]})
+    templates = {"resourceTemplates": [GUIDANCE_RESOURCE_TEMPLATE]}
+    return rpc.cached(caller, templates, rpc.LISTS_TTL_MS, "public")
 
 
 def list_prompts(caller: Caller, params: PageParams) -> dict[str, Any]:
-    return rpc.uncached(caller, {"prompts": [START_TASK_PROMPT]})
+    return rpc.cached(caller, {"prompts": [START_TASK_PROMPT]}, rpc.LISTS_TTL_MS, "public")
 
 
 def may_read(caller: Caller) -> None:
@@ -97,7 +98,7 @@ def read(caller: Caller, params: ReadParams) -> dict[str, Any]:
             raise rpc.RpcError(code, "Resource not found", {"uri": uri[:300]})
         text = json.dumps(entry, ensure_ascii=False)
         contents = {"uri": uri, "mimeType": "application/json", "text": text}
-    return rpc.uncached(caller, {"contents": [contents]})
+    return rpc.cached(caller, {"contents": [contents]}, rpc.memory_ttl_ms(caller))
 
 
 def _approved_entry(caller: Caller, uri: str) -> dict[str, Any] | None:

@@ -20,7 +20,7 @@ HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
 MODERN_VERSIONS = ("2026-07-28",)
 ALL_VERSIONS = (*MODERN_VERSIONS, *HANDSHAKE_VERSIONS)
 # Methods 2026-07-28 removed: a request declaring that revision gets -32601 for them.
-HANDSHAKE_ONLY_METHODS = ("initialize", "ping")
+HANDSHAKE_ONLY_METHODS = ("initialize", "ping", "resources/subscribe", "resources/unsubscribe")
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -106,12 +106,27 @@ def complete(caller: Caller, result: dict[str, Any]) -> dict[str, Any]:
     return {**result, "resultType": "complete"} if caller.modern else result
 
 
-def uncached(caller: Caller, result: dict[str, Any]) -> dict[str, Any]:
-    """A list or read result, completed; 2026-07-28 clients are told not to cache it.
+#: The resource, template and prompt lists name what chatmem serves: only a new
+#: release changes them, and they are the same for everyone.
+LISTS_TTL_MS = 3_600_000
 
-    Every answer depends on the caller and on memory a person may change at any
-    moment, hence `ttlMs: 0` and a private scope.
-    """
+
+def cached(
+    caller: Caller, result: dict[str, Any], ttl_ms: int, scope: str = "private"
+) -> dict[str, Any]:
+    """A list or read result, completed; 2026-07-28 clients are told how long to keep it."""
     if caller.modern:
-        result = {**result, "ttlMs": 0, "cacheScope": "private"}
+        result = {**result, "ttlMs": ttl_ms, "cacheScope": scope}
     return complete(caller, result)
+
+
+def memory_ttl_ms(caller: Caller) -> int:
+    """How long a client may keep an answer that follows the memory.
+
+    RFC 9111's heuristic freshness: a tenth of the time since the memory last
+    changed (memory that changed a minute ago may change again soon; memory
+    untouched for a day rarely does), and at most one notification interval,
+    within which a subscriber is told of a change anyway.
+    """
+    memory = caller.memory
+    return int(min(memory.memory_age() / 10, memory.settings.mcp.notify_seconds) * 1000)

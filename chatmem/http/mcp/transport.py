@@ -7,7 +7,8 @@ else is the `initialize` handshake era with `Mcp-Session-Id`. Every tool call
 goes through `memory.call_tool(..., channel="mcp")`.
 
 Checked before anything is parsed, in this order: the Host header (421) and
-the Origin header (403), both in `security.py`; GET (405); the bearer token
+the Origin header (403), both in `security.py`; a GET outside a handshake
+session (405; a session's GET is its notification stream, `subscriptions.py`); the bearer token
 (401, never a cookie); the per-token rate limit (429); the body size (413).
 """
 
@@ -21,13 +22,13 @@ from typing import Any
 from flask import Blueprint, Response, request
 
 from ... import inputs
-from ...auth.token_check import Bearer
+from ...auth.token_check import Bearer, authenticate
 from ...core import current_memory
 from ...errors import ChatmemError
 from ...inputs import NotJson
 from ..bearer import bearer, exempt_from_csrf, read_body
 from ..errors import add_error_headers, method_not_allowed, server_failure
-from . import encoding, protocol, rpc, security
+from . import encoding, protocol, rpc, security, subscriptions
 from . import sessions as mcp_sessions
 from . import tasks as mcp_tasks
 from .rpc import RpcError
@@ -62,14 +63,16 @@ def endpoint() -> Response:
     refused = security.refused_request()
     if refused is not None:
         return refusal(refused)
-    if request.method == "GET":
-        # No server-to-client stream: 405 is the answer clients expect (not 404 or 200).
+    if request.method == "GET" and not _notification_stream():
+        # No stream outside a handshake session: 405 is the answer clients expect.
         return refusal(method_not_allowed(["POST", "DELETE"]))
     try:
         try:
             who = bearer()
             if request.method == "DELETE":
                 return end_session(who)
+            if request.method == "GET":
+                return notifications(who)
             body = read_body()
         except ChatmemError as error:
             return refusal(error)
@@ -99,6 +102,29 @@ def end_session(who: Bearer) -> Response:
         return _session_gone(None)
     current_memory().end_session(session_id)
     return Response(status=204)
+
+
+def _notification_stream() -> bool:
+    """A GET is a handshake-era session's notification stream; 2026-07-28 has no GET."""
+    return bool(header("Mcp-Session-Id")) and (
+        header("MCP-Protocol-Version") not in rpc.MODERN_VERSIONS
+    )
+
+
+def notifications(who: Bearer) -> Response:
+    session_id = header("Mcp-Session-Id") or ""
+    try:
+        mcp_sessions.resolve(current_memory(), who.user, session_id)
+    except mcp_sessions.SessionGone:
+        return _session_gone(None)
+    caller = rpc.Caller(
+        memory=current_memory(),
+        user=who.user,
+        modern=False,
+        session_id=session_id,
+        read_only=who.read_only,
+    )
+    return subscriptions.poll(caller, session_id)
 
 
 def _session_gone(request_id: Any) -> Response:
@@ -247,10 +273,17 @@ def _modern(
             session_key=mcp_sessions.token_key(who.token_id),
             read_only=who.read_only,
         )
+        if method == subscriptions.LISTEN:  # its answer is a stream, not one result
+            return subscriptions.listen(caller, request_id, params, _token_still_valid)
         result = protocol.handle(caller, method, params)
     except RpcError as error:
         return rpc_error(request_id, error, error.status or rpc.MODERN_STATUS.get(error.code, 200))
     return _json({"jsonrpc": "2.0", "id": request_id, "result": result}, 200)
+
+
+def _token_still_valid() -> object:
+    """The request's token checked again, uncharged (a stream's checks are not requests)."""
+    return authenticate(current_memory(), request.headers.get("Authorization"))
 
 
 def _check_envelope(method: str, params: dict[str, Any], version: str | None) -> None:

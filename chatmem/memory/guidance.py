@@ -125,13 +125,19 @@ def reject(
     actor_id: str,
     expected_version: int | None = None,
     reason: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+    commit: bool = True,
 ) -> Guidance:
-    """`reason`: optional, kept in the audit event (the text rules apply to it)."""
+    """`reason`: optional, kept in the audit event (the text rules apply to it).
+
+    `extra` and `commit` as for `approve`.
+    """
     checked = checked_reason(reason)
     entry = _load(db, entry_id, expected_version)
     _require_status(entry, "pending", "reject")
     entry.status = "rejected"
-    return _commit_change(db, entry, "reject", actor_id, {"reason": checked} if checked else None)
+    detail = _with({"reason": checked} if checked else {}, extra)
+    return _commit_change(db, entry, "reject", actor_id, detail, commit=commit)
 
 
 def rejections(db: OrmSession, entry_ids: Iterable[int]) -> dict[int, GuidanceEvent]:
@@ -175,6 +181,9 @@ def edit(
     for name, value in checked.items():
         setattr(entry, name, value)
     if "text" in checked:
+        if entry.text_key != text_key(entry.text):
+            # The AI pre-review's note was about the old text (pre_review.py).
+            entry.pre_review_note = entry.pre_review_model = entry.pre_review_at = None
         entry.text_key = text_key(entry.text)
     if derived:
         entry.title = default_title(entry.text)

@@ -20,6 +20,7 @@ from ...memory.fields import EDITABLE, checked_reason
 from ...memory.models import Guidance
 from ...memory.screening import Flag
 from ...memory.switches import SWITCHES
+from . import group_actions
 from .access import admin_only, current_user, error_response, flash_back, wants_json
 from .blueprint import ID_MAX, actor_id, bp, known_tab
 from .forms import done, failed, read_fields, read_version
@@ -78,7 +79,14 @@ def bulk() -> ResponseReturnValue:
     for entry_id in ids:
         try:
             version = read_version({"version": form.get(f"version-{entry_id}")}, required=True)
-            _apply(entry_id, action, {"reason": reason}, version)
+            members = form.getlist(f"member-{entry_id}")
+            if members:  # a group card: one decision for every proposal it holds
+                versions = group_actions.read_versions(
+                    entry_id, version, members, lambda i: form.get(f"version-{i}")
+                )
+                group_actions.decide(entry_id, action, versions, anyway=False, reason=reason)
+            else:
+                _apply(entry_id, action, {"reason": reason}, version)
             finished.append(entry_id)
         except ChatmemError as error:
             refused.append({"id": entry_id, **error.to_dict()})

@@ -1,6 +1,8 @@
 """Pending review in triage lanes (issue 32): Flagged, Steers agents, Facts and conventions.
 
-Which lane a proposal is in is `chatmem.memory.lanes`'s. This module reads
+Which lane a proposal is in is `chatmem.memory.lanes`'s; near-duplicate
+proposals are one card (`chatmem.memory.groups`), in the lane of its
+representative, or in Flagged when any member is flagged. This module reads
 the request (the desk's search, filters and sort, and `lane`), screens every
 pending proposal once (a lane's count needs them all, and the page's flags
 are the same ones), and pages through the lanes in their order, each lane in
@@ -19,7 +21,7 @@ from flask import request
 from sqlalchemy.orm import Session as OrmSession
 
 from ...core import current_memory
-from ...memory import lanes, listing
+from ...memory import groups, lanes, listing
 from ...memory.models import Guidance, utcnow
 from .blueprint import bp
 from .reads import filters
@@ -28,12 +30,13 @@ from .upkeep import span, waiting_since
 
 @dataclass(frozen=True)
 class LaneView:
-    """One lane as the Pending tab draws it."""
+    """One lane as the Pending tab draws it: its cards (a group of near-duplicates is one)."""
 
-    lane: lanes.Lane  # the proposals that match the filters, in the chosen sort
-    total: int  # the lane's proposals, filters aside
+    lane: lanes.Lane  # the cards (representatives) that match the filters, in the chosen sort
+    total: int  # the lane's cards, filters aside
     waited: str | None  # how long its oldest match has waited: "3 days"
-    shown: list[Guidance]  # its proposals on this page
+    shown: list[Guidance]  # its cards on this page
+    proposals: int = 0  # the proposals its matching cards hold
 
     @property
     def key(self) -> str:
@@ -41,30 +44,41 @@ class LaneView:
 
 
 def pending(db: OrmSession) -> tuple[listing.Page, filters.Filters, dict[str, Any]]:
-    """Pending's page, its filters and the lanes; bad filter or lane values raise invalid_params."""
+    """Pending's page of cards, its filters and the lanes; bad filter or lane values raise
+    invalid_params. The page's items are the cards' representatives."""
     chosen = filters.parse(request.args)
+    memory = current_memory()
     everything = listing.pending_proposals(db)
     # Fresh, not stored: the active guidance may have changed since the proposal.
-    flags = current_memory().screen_entries(everything)
-    flagged = {entry_id for entry_id, found in flags.items() if found}
-    by_id = {entry.id: entry for entry in everything}
+    flags = memory.screen_entries(everything)
+    cards = groups.group(everything, memory.server_name)
+    of = groups.by_member(cards)
+    # A flagged member makes its card Flagged: a group never hides a flag.
+    flagged = {g.id for g in cards if any(flags.get(m.id) for m in g.members)}
+    # Each card once, where its first matching member falls in the chosen sort.
     # A proposal made between the two queries waits for the next page load.
-    matching = [by_id[i] for i in filters.matching_ids(db, "pending", chosen) if i in by_id]
-    shown = lanes.split(matching, flagged)
-    every = lanes.split(everything, flagged)
+    matching_cards = dict.fromkeys(
+        of[i].id for i in filters.matching_ids(db, "pending", chosen) if i in of
+    )
+    by_id = {g.id: g for g in cards}
+    shown = lanes.split((by_id[i].representative for i in matching_cards), flagged)
+    every = lanes.split((g.representative for g in cards), flagged)
     totals = {lane.key: lane.count for lane in every}
     listed = [e for lane in shown if chosen.lane in ("", lane.key) for e in lane.items]
     number = listing.clamp_page(request.args.get("page"), len(listed))
     start = (number - 1) * listing.PER_PAGE
     page = listing.Page(listed[start : start + listing.PER_PAGE], number, len(listed))
-    on_page = {entry.id for entry in page.items}
+    on_page = [by_id[entry.id] for entry in page.items]
+    members = [m for g in on_page for m in g.members]
+    card_ids = {g.id for g in on_page}
     now = utcnow()
     views = [
         LaneView(
             lane,
             totals[lane.key],
             span(waiting_since(lane.since, now)) if lane.since else None,
-            [e for e in lane.items if e.id in on_page],
+            [e for e in lane.items if e.id in card_ids],
+            sum(by_id[e.id].size for e in lane.items),
         )
         for lane in shown
     ]
@@ -76,7 +90,11 @@ def pending(db: OrmSession) -> tuple[listing.Page, filters.Filters, dict[str, An
             "lanes": views,
             "lane_labels": lanes.LABELS,
             "longest_lane": longest.label if longest else None,
-            "flags": {entry_id: flags[entry_id] for entry_id in on_page},
+            "flags": {m.id: flags[m.id] for m in members},
+            "groups": {g.id: g for g in on_page if g.size > 1},
+            "flagged_groups": {g.id for g in on_page if g.id in flagged},
+            # Every member's session, for the group cards' links.
+            "sources": listing.sessions_by_id(db, (m.session_id for m in members)),
         },
     )
 

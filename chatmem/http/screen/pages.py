@@ -70,6 +70,8 @@ _EMPTY_VIEW: dict[str, Any] = {
     "rules": {},
     "listed": None,
     "lanes": [],
+    "groups": {},
+    "flagged_groups": set(),
     "lane_labels": {},
     "longest_lane": None,
 }

@@ -180,5 +180,15 @@ class ActiveIndex:
         return None
 
 
+def nearly_same(a: Content, b: Content) -> bool:
+    """Whether two texts say the same, as `near_duplicate` judges it: the same folded
+    text, or the same polarity and numbers and a similarity of at least DUPLICATE."""
+    if a.key == b.key:
+        return True
+    return (
+        a.negative == b.negative and not (a.numbers ^ b.numbers) and similarity(a, b) >= DUPLICATE
+    )
+
+
 def _about(entry: Active, code: str, says: str) -> Flag:
     return Flag(code, f"{says} active entry #{entry.id} “{entry.title}”.", entry.id)

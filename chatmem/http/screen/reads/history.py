@@ -153,13 +153,30 @@ def describe(event: GuidanceEvent) -> str:
         status = STATUS_WORDS.get(str(detail["status"]), str(detail["status"]))
         was = detail.get("was")
         parts.append(f"{status} (was {STATUS_WORDS.get(str(was), str(was))})" if was else status)
-    if isinstance(detail.get("replaces"), int):
-        parts.append(f"replaces #{detail['replaces']}")
-    if isinstance(detail.get("replaced_by"), int):
-        parts.append(f"replaced by #{detail['replaced_by']}")
+    parts += _linked_words(detail)
     if event.action == "import":
         parts += _import_words(detail)
     return "; ".join(parts)
+
+
+def _linked_words(detail: dict[str, Any]) -> list[str]:
+    """The other entries a decision names: Replace, and a group's merge or rejection."""
+    words = []
+
+    def ids(key: str) -> str:
+        return ", ".join(f"#{i}" for i in detail[key])
+
+    if isinstance(detail.get("merged"), list) and detail["merged"]:
+        words.append(f"kept; merged {ids('merged')} into it (near-duplicates)")
+    if isinstance(detail.get("merged_into"), int):
+        words.append(f"merged into #{detail['merged_into']} (a near-duplicate, approved)")
+    if isinstance(detail.get("group"), list) and detail["group"]:
+        words.append(f"rejected with {ids('group')}")
+    if isinstance(detail.get("replaces"), int):
+        words.append(f"replaces #{detail['replaces']}")
+    if isinstance(detail.get("replaced_by"), int):
+        words.append(f"replaced by #{detail['replaced_by']}")
+    return words
 
 
 def _flag_words(detail: dict[str, Any]) -> list[str]:

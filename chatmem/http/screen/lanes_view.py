@@ -14,7 +14,7 @@ that has waited longest.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from flask import request
@@ -97,6 +97,18 @@ def pending(db: OrmSession) -> tuple[listing.Page, filters.Filters, dict[str, An
             "sources": listing.sessions_by_id(db, (m.session_id for m in members)),
         },
     )
+
+
+def beyond_groups(panels: dict[int, Any], cards: dict[int, groups.Group]) -> dict[int, Any]:
+    """Each group card's evidence without its own members (the card lists them already)."""
+    trimmed = dict(panels)
+    for card_id, group in cards.items():
+        panel = panels.get(card_id)
+        if panel is not None:
+            members = {m.id for m in group.members}
+            kept = [s for s in panel.similar if s.entry.id not in members]
+            trimmed[card_id] = replace(panel, similar=kept)
+    return trimmed
 
 
 def oldest_lane() -> str | None:

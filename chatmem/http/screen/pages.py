@@ -120,6 +120,8 @@ def _guidance_view(db: OrmSession, tab: str, counts: dict[str, int]) -> dict[str
         view["rejected"] = guidance.rejections(db, (e.id for e in page.items))
     if tab == "pending":
         view |= _pending_checks(page.items)
+        # A group card lists its own members; its evidence shows the entries beyond them.
+        view["evidence"] = lanes_view.beyond_groups(view["evidence"], view["groups"])
     return view
 
 

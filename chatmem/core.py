@@ -43,6 +43,7 @@ from .settings import Settings
 from .state import AppState
 from .tools import CallContext, MemoryServices, Tool
 from .workers import notices as _notices
+from .workers import pre_review as _pre_review
 from .workers import runs as _runs
 from .workers import summaries as _summaries
 from .workers import sweep as _sweep
@@ -405,3 +406,22 @@ class MemoryCore(HostHooks):
         """
         snapshot = self.snapshot()
         return _runs.run_due_jobs(self.db.session(), self.settings, snapshot, now=now, limit=limit)
+
+    def run_due_pre_reviews(
+        self, *, limit: int = 20, now: datetime | None = None
+    ) -> _pre_review.Stats:
+        """Run due AI pre-review jobs (CHATMEM_PRE_REVIEW): an advisory note per proposal.
+
+        Commits the current database session first; safe in several processes
+        at once, like `run_due_jobs`. With Memory off nothing runs; with
+        pre-review off or provider ``none`` due jobs end without a call.
+        """
+        snapshot = self.snapshot()
+        return _runs.run_due_pre_reviews(
+            self.db.session(),
+            self.settings,
+            snapshot,
+            lambda: self._state().cache.screening(snapshot),
+            now=now,
+            limit=limit,
+        )

@@ -55,6 +55,7 @@ EXAMPLES: dict[str, tuple[str, Any]] = {
     "CHATMEM_RATE_LIMIT_PER_TOKEN_PER_MINUTE": ("30", 30),
     "CHATMEM_RATELIMIT_STORAGE_URI": (" redis://127.0.0.1:6379/2 ", "redis://127.0.0.1:6379/2"),
     "CHATMEM_RATELIMIT_KEY_PREFIX": ("shop-staging", "shop-staging"),
+    "CHATMEM_PRE_REVIEW": ("on", True),
     "CHATMEM_SUMMARY_INPUT_MAX": ("9000", 9000),
     "CHATMEM_JOB_MAX_ATTEMPTS": ("3", 3),
     "CHATMEM_JOB_BACKOFF_SECONDS": ("10", 10),

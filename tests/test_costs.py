@@ -186,6 +186,10 @@ def test_the_cost_card_counts_block_summary_tokens_and_calls_saved(
         "summary_input_tokens": 321,
         "summary_output_tokens": 45,
         "provider_calls_saved": 1,
+        "pre_review_calls": 0,
+        "pre_review_tokens": 0,
+        "pre_review_input_tokens": 0,
+        "pre_review_output_tokens": 0,
     }
     html = squash(client.get(f"{SCREEN}/upkeep").get_data(as_text=True))
     assert f'data-figure="block-tokens">about {-(-chars // 4)} tokens' in html

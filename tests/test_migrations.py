@@ -33,6 +33,7 @@ ALL_TABLES = {
     "chatmem_notify_job",
     "chatmem_task",
     "chatmem_subscription",
+    "chatmem_pre_review_job",
 }
 
 

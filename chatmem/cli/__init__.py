@@ -36,8 +36,8 @@ def create_tables() -> None:
 @chatmem_cli.command("sweep")
 @click.option("--limit", default=100, show_default=True, help="Most summary jobs to run.")
 def sweep(limit: int) -> None:
-    """End idle sessions, run due summary jobs, check guidance upkeep, apply retention,
-    send webhook notices."""
+    """End idle sessions, run due summary and pre-review jobs, check guidance upkeep, apply
+    retention, send webhook notices."""
     memory = current_memory()
     ended = memory.sweep()
     click.echo(f"Ended {ended} idle session{'s' if ended != 1 else ''}.")
@@ -45,6 +45,11 @@ def sweep(limit: int) -> None:
     click.echo(f"Summary jobs: {stats.claimed} run: {stats}.")
     for error in stats.errors:
         click.echo(f"Summary jobs not run: {error}", err=True)
+    reviewed = memory.run_due_pre_reviews(limit=limit)
+    if memory.settings.pre_review or reviewed.claimed:
+        click.echo(f"Pre-review jobs: {reviewed.claimed} run: {reviewed}.")
+    for error in reviewed.errors:
+        click.echo(f"Pre-review jobs not run: {error}", err=True)
     click.echo(f"Upkeep: {memory.upkeep()}.")
     if memory.settings.retention_days:
         deleted = memory.apply_retention()

@@ -5,7 +5,7 @@ length, and one `chatmem_block_use` row per entry in it, so the screen can
 show a session's starting memory and how many conversations an entry
 reached. Token figures are estimates from characters (4 a token) unless a
 provider reported them: the first prompt's input tokens (which carry the
-block) and each summary job's usage.
+block), each summary job's usage and each AI pre-review call's.
 """
 
 from __future__ import annotations
@@ -20,7 +20,16 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session as OrmSession
 
 from . import held
-from .models import BlockUse, Guidance, GuidanceEvent, HeldCall, Session, SummaryJob, utcnow
+from .models import (
+    BlockUse,
+    Guidance,
+    GuidanceEvent,
+    HeldCall,
+    PreReviewJob,
+    Session,
+    SummaryJob,
+    utcnow,
+)
 
 CHARS_PER_TOKEN = 4
 BLOCK_USE_DAYS = 7
@@ -105,6 +114,10 @@ class Cost:
     summary_input_tokens: int
     summary_output_tokens: int
     digest_only: int
+    # AI pre-review calls that got an answer (a note kept, or an answer dropped).
+    pre_review_calls: int = 0
+    pre_review_input_tokens: int = 0
+    pre_review_output_tokens: int = 0
 
     @property
     def block_tokens(self) -> int | None:
@@ -118,6 +131,10 @@ class Cost:
     @property
     def summary_tokens(self) -> int:
         return self.summary_input_tokens + self.summary_output_tokens
+
+    @property
+    def pre_review_tokens(self) -> int:
+        return self.pre_review_input_tokens + self.pre_review_output_tokens
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -133,6 +150,10 @@ class Cost:
             "summary_input_tokens": self.summary_input_tokens,
             "summary_output_tokens": self.summary_output_tokens,
             "provider_calls_saved": self.digest_only,
+            "pre_review_calls": self.pre_review_calls,
+            "pre_review_tokens": self.pre_review_tokens,
+            "pre_review_input_tokens": self.pre_review_input_tokens,
+            "pre_review_output_tokens": self.pre_review_output_tokens,
         }
 
 
@@ -159,6 +180,13 @@ def cost(db: OrmSession, *, days: int = COST_DAYS, now: datetime | None = None) 
         ).where(finished, SummaryJob.outcome == "summary")
     ).one()
     saved = db.scalar(select(func.count()).where(finished, SummaryJob.outcome == "digest_only"))
+    reviews, review_in, review_out = db.execute(
+        select(
+            func.count(),
+            func.coalesce(func.sum(PreReviewJob.input_tokens), 0),
+            func.coalesce(func.sum(PreReviewJob.output_tokens), 0),
+        ).where(PreReviewJob.finished_at >= since, PreReviewJob.outcome.in_(("note", "refused")))
+    ).one()
     return Cost(
         days=days,
         conversations=int(conversations or 0),
@@ -171,6 +199,9 @@ def cost(db: OrmSession, *, days: int = COST_DAYS, now: datetime | None = None) 
         summary_input_tokens=int(tokens_in or 0),
         summary_output_tokens=int(tokens_out or 0),
         digest_only=int(saved or 0),
+        pre_review_calls=int(reviews or 0),
+        pre_review_input_tokens=int(review_in or 0),
+        pre_review_output_tokens=int(review_out or 0),
     )
 
 

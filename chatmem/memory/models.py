@@ -131,6 +131,12 @@ class Guidance(Base):
     target_changed_at: Mapped[datetime | None] = mapped_column(DateTime)
     target_changed_call_id: Mapped[int | None] = mapped_column(Integer)
     target_changed_label: Mapped[str | None] = mapped_column(String(200))
+    # AI pre-review (see workers/pre_review.py): the provider's advisory note on a
+    # pending proposal, which provider/model wrote it, and when. Written with a
+    # plain UPDATE, like hits: a note never bumps `version`, and decides nothing.
+    pre_review_note: Mapped[str | None] = mapped_column(Text)
+    pre_review_model: Mapped[str | None] = mapped_column(String(200))
+    pre_review_at: Mapped[datetime | None] = mapped_column(DateTime)
 
     __mapper_args__ = {"version_id_col": version}
 
@@ -308,6 +314,40 @@ class SummaryJob(Base):
 # `skipped`: the session had a summary already (no provider call either, but
 # not a digest-only session).
 JOB_OUTCOMES = ("summary", "digest_only", "skipped", "failed")
+
+
+class PreReviewJob(Base):
+    """A queued AI pre-review of one pending proposal (see workers/pre_review.py).
+
+    Claimed, leased and retried like a summary job; it only ever writes the
+    entry's pre_review_* columns, never its status or text.
+    """
+
+    __tablename__ = "chatmem_pre_review_job"
+    __table_args__ = (Index("ix_chatmem_pre_review_job_due", "status", "next_run_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    guidance_id: Mapped[int] = mapped_column(
+        ForeignKey("chatmem_guidance.id", ondelete="CASCADE"), nullable=False, unique=True
+    )
+    status: Mapped[str] = mapped_column(String(16), default="queued", nullable=False)
+    attempts: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    next_run_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    # How it ended: PRE_REVIEW_OUTCOMES. Tokens are the provider's count of the
+    # call that answered (a refused answer was paid for too: the Cost card counts it).
+    outcome: Mapped[str | None] = mapped_column(String(16))
+    input_tokens: Mapped[int | None] = mapped_column(Integer)
+    output_tokens: Mapped[int | None] = mapped_column(Integer)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+# `note`: stored; `refused`: the provider answered, but not with a note we keep
+# (malformed or too long); `skipped`: no call (the entry left Pending, or
+# pre-review or the provider was switched off); `failed`: no answer.
+PRE_REVIEW_OUTCOMES = ("note", "refused", "skipped", "failed")
 
 
 class BlockUse(Base):

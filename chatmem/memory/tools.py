@@ -8,7 +8,7 @@ from ..errors import InvalidParams
 from ..text import Secrets, for_agents_record
 from ..text.invisible import strip_invisible
 from ..tools import CallContext, Tool, ToolRegistry
-from . import guidance, notify, screening, sessions, staleness
+from . import guidance, notify, pre_review, screening, sessions, staleness
 from .fields import FIELDS_SCHEMA, TEXT_FIELD, TYPE_FIELD, WRITTEN
 from .models import Session
 from .recall import recall as run_recall
@@ -303,6 +303,15 @@ def _propose(context: CallContext, fields: dict[str, Any], flags: list[Any]) -> 
     )
     if created:  # curators hear of it once the call commits (notify.py)
         notify.stage(context.services.session(), notify.proposal_notice(entry, context.user_name))
+    settings = context.settings
+    if (
+        created
+        and entry.status == "pending"
+        and settings.pre_review
+        and settings.provider.name != "none"
+    ):
+        # Advice for the curator, written later by a job: never inside this call.
+        pre_review.queue(context.services.session(), entry.id)
     return entry, created
 
 

@@ -103,6 +103,11 @@ class AnthropicProvider:
             raise map_sdk_error(
                 exc, sdk=self._sdk, provider=self.name, secrets=self._secrets
             ) from exc
+        if not isinstance(response, self._sdk.types.Message):
+            # Without strict validation the SDK hands back whatever JSON came.
+            raise ProviderError(
+                f"{self.name}: unreadable response: not an API answer", kind="server"
+            )
         # Blocks are picked by type: thinking and other block kinds may come first.
         text = "".join(block.text for block in response.content if block.type == "text")
         calls = [

@@ -134,6 +134,8 @@ class OpenAIProvider:
             store=False,
             **kwargs,
         )
+        if not isinstance(response, self._sdk.types.responses.Response):
+            raise _unreadable(self.name)
         calls = [
             ToolCall(item.call_id, item.name, decode_arguments(item.arguments, tool=item.name))
             for item in response.output
@@ -172,6 +174,8 @@ class OpenAIProvider:
             max_completion_tokens=max_output_tokens,
             **kwargs,
         )
+        if not isinstance(completion, self._sdk.types.chat.ChatCompletion):
+            raise _unreadable(self.name)
         if not completion.choices:
             raise ProviderError(f"{self.name}: the server returned no choices", kind="server")
         choice = completion.choices[0]
@@ -193,6 +197,12 @@ class OpenAIProvider:
             stop_reason=stop,
             usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else Usage(),
         )
+
+
+def _unreadable(provider: str) -> ProviderError:
+    # Without strict validation the SDK hands back whatever JSON came (a bare
+    # string, say): a server that answers 200 with that has failed.
+    return ProviderError(f"{provider}: unreadable response: not an API answer", kind="server")
 
 
 def _responses_tool(tool: ToolSpec) -> FunctionToolParam:

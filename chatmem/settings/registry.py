@@ -237,6 +237,14 @@ SETTINGS: dict[str, Setting] = {
         "keep their budgets apart.",
         key_prefix,
     ),
+    "CHATMEM_PRE_REVIEW": Setting(
+        False,
+        "AI pre-review: with a provider configured, each new pending proposal gets a short "
+        "advisory note from the provider (what it claims, which active entries it agrees or "
+        "conflicts with, what risk to look at), written by a background job and shown beside "
+        "the flags on Pending review. It never approves, rejects or edits; a failure shows no "
+        "note. The proposal is sent redacted and fenced as data.",
+    ),
     "CHATMEM_SUMMARY_INPUT_MAX": Setting(
         12_000,
         "Characters of transcript and digest sent to the provider for one summary.",

@@ -117,6 +117,7 @@ class Settings:
     license_active: bool  # CHATMEM_LICENSE_ACTIVE
     max_body_bytes: int  # CHATMEM_MAX_BODY_BYTES
     background_sweep: timedelta  # CHATMEM_BACKGROUND_SWEEP_SECONDS; zero: off
+    pre_review: bool  # CHATMEM_PRE_REVIEW
     provider: ProviderSettings
     mcp: McpSettings
     rate: RateSettings
@@ -146,6 +147,7 @@ class Settings:
             license_active=bool(v["CHATMEM_LICENSE_ACTIVE"]),
             max_body_bytes=v["CHATMEM_MAX_BODY_BYTES"],
             background_sweep=timedelta(seconds=v["CHATMEM_BACKGROUND_SWEEP_SECONDS"]),
+            pre_review=bool(v["CHATMEM_PRE_REVIEW"]),
             provider=ProviderSettings(
                 name=v["CHATMEM_PROVIDER"],
                 model=v["CHATMEM_MODEL"],

@@ -1,6 +1,7 @@
 """An optional in-process sweeper for small deployments without a scheduler.
 
-Every `interval` seconds it ends idle sessions, runs due summary jobs, checks
+Every `interval` seconds it ends idle sessions, runs due summary and pre-review
+jobs, checks
 guidance upkeep, applies retention and sends webhook notices, as
 `flask chatmem sweep` does.
 Several processes each running one are safe, because job claims and upkeep
@@ -53,6 +54,9 @@ class BackgroundSweeper:
             stats = memory.run_due_jobs()
             if ended or stats.claimed:
                 log.info("background sweep: %d idle sessions ended; jobs: %s", ended, stats)
+            reviewed = memory.run_due_pre_reviews()
+            if reviewed.claimed:
+                log.info("background sweep: pre-review jobs: %s", reviewed)
             upkeep = memory.upkeep()
             if upkeep.flagged or upkeep.cleared or upkeep.review_due:
                 log.info("background sweep: upkeep: %s", upkeep)

@@ -1,6 +1,7 @@
 """The work `ChatMemory`'s worker methods start, given the app's settings.
 
-`memory.sweep()`, `memory.run_due_jobs()` and `memory.deliver_notices()` are
+`memory.sweep()`, `memory.run_due_jobs()`, `memory.run_due_pre_reviews()` and
+`memory.deliver_notices()` are
 the documented way a host's cron or the background sweeper runs chatmem's
 work; each is one call here, so the facade only says which settings apply.
 """
@@ -13,11 +14,12 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from ..memory import held, sessions, tasks
-from . import summaries, webhook
+from . import pre_review, summaries, webhook
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session as OrmSession
 
+    from ..memory.screening import ActiveIndex
     from ..memory.switches import Snapshot
     from ..settings import Settings
 
@@ -73,3 +75,25 @@ def run_due_jobs(
     factory = None if digest_only else (lambda: provider_from_config(provider.as_config()))
     policy = summaries.Policy.of(settings.jobs)
     return summaries.run_due(db, factory, policy, now=now, limit=limit)
+
+
+def run_due_pre_reviews(
+    db: OrmSession,
+    settings: Settings,
+    snapshot: Snapshot,
+    index: Callable[[], ActiveIndex],
+    *,
+    now: datetime | None,
+    limit: int,
+) -> pre_review.Stats:
+    """Due AI pre-review jobs; with Memory off none run, with pre-review or the provider off
+    they end without a call."""
+    if not snapshot.memory_enabled:
+        return pre_review.Stats()
+    from ..providers import provider_from_config
+
+    provider = settings.provider
+    off = not settings.pre_review or provider.name == "none"
+    factory = None if off else (lambda: provider_from_config(provider.as_config()))
+    policy = summaries.Policy.of(settings.jobs)
+    return pre_review.run_due(db, factory, policy, index, now=now, limit=limit)

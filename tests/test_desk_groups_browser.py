@@ -21,7 +21,7 @@ from sqlalchemy import func, select
 from chatmem.memory import groups, listing
 from chatmem.memory.models import Guidance
 from tests.hostapp import USERS, User
-from tests.test_memory_screen_browser import page, seed  # noqa: F401
+from tests.test_memory_screen_browser import page, see_flash, seed  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -161,3 +161,57 @@ def test_screenshot_of_the_lanes_with_a_grouped_card(app: Flask, page: Any) -> N
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOT), full_page=True)
     assert SCREENSHOT.stat().st_size > 10_000
+
+
+def test_the_keys_decide_a_group_card_whole(app: Flask, page: Any) -> None:  # noqa: F811
+    def step(memory: Any, db: Any) -> dict[str, Any]:
+        users = [USERS["editor"], USERS["admin"], WRITER]
+        made = {}
+        for name, text, user in (
+            ("rep", "Checkout is page 42.", users[0]),
+            ("copy", "Checkout is always page 42.", users[1]),
+            ("copy2", "The checkout is page 42.", users[2]),
+            ("single", "The blog lives at /news.", users[0]),
+            ("other", "Titles use sentence case.", users[1]),
+            ("other2", "Titles always use sentence case.", users[2]),
+        ):
+            session = memory.start_session(user, "python")
+            made[name] = memory.call_tool(
+                "remember", {"type": "fact", "text": text}, user=user, session_id=session
+            )["id"]
+        return made
+
+    ids = seed(app, step)
+    page.reload()
+    cards = page.locator("#cm-pending-list li.cm-row[tabindex]")
+    expect(cards).to_have_count(3)
+    card_ids = cards.evaluate_all("els => els.map(e => e.id)")
+    group = page.locator(f"#entry-{ids['rep']}")
+    expect(group).to_have_accessible_name("Site fact: Checkout is page 42. (3 proposals)")
+    while page.evaluate("document.activeElement.id") != f"entry-{ids['rep']}":
+        page.keyboard.press("j")
+    page.keyboard.press("a")
+    see_flash(page, "merged its 2 near-duplicates")
+
+    def status(memory: Any, db: Any) -> dict[str, str]:
+        return {k: db.session.get(Guidance, v).status for k, v in ids.items()}
+
+    assert seed(app, status) == {
+        "rep": "publish",
+        "copy": "rejected",
+        "copy2": "rejected",
+        "single": "pending",
+        "other": "pending",
+        "other2": "pending",
+    }
+    # The next card is focused; r goes to the group's reject reason: Reject all 2.
+    others = f"entry-{ids['other']}"
+    assert others in card_ids
+    page.locator(f"#{others}").focus()
+    page.keyboard.press("r")
+    page.keyboard.type("Said elsewhere.")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.keyboard.press("Enter")
+    see_flash(page, "Rejected “Titles use sentence case.” and its 1 near-duplicate.")
+    after = seed(app, status)
+    assert (after["other"], after["other2"], after["single"]) == ("rejected", "rejected", "pending")

@@ -26,7 +26,7 @@ from sqlalchemy import update
 from chatmem.memory import groups, guidance
 from chatmem.memory.models import Guidance, utcnow
 from tests.hostapp import USERS, User, work
-from tests.screen_helpers import JSON, SCREEN, add_token_route, entry, login, state
+from tests.screen_helpers import JSON, SCREEN, add_token_route, entry, login, state, token
 
 WRITER = User(4, "writer", {"edit_posts"})  # a third agent user (never signs in here)
 REP = "Checkout is page 42."
@@ -389,3 +389,20 @@ def _bulk_fields(html: str, ticked: list[int]) -> dict[str, list[str]]:
     ):
         fields.setdefault(name, []).append(value)
     return fields
+
+
+def test_a_script_decides_a_group_with_json(app: Flask, curator: FlaskClient) -> None:
+    """The same route answers a script: members as an object of id -> version."""
+    seeded = _seed(app)
+    rep, *copies = seeded["ids"]
+    action = f"{SCREEN}/guidance/{rep}/group/approve"
+    headers = {**JSON, "X-CSRFToken": token(curator)}
+    body = {"version": 1, "members": {str(c): 1 for c in copies[:2]}}
+    response = curator.post(action, json=body, headers=headers)
+    assert response.status_code == 200, response.json
+    assert response.json["entry"]["id"] == rep and response.json["entry"]["status"] == "publish"
+    assert "merged its 2 near-duplicates" in response.json["message"]
+    # Only the members named were decided: the one left out still waits.
+    assert [entry(app, c).status for c in copies] == ["rejected", "rejected", "pending"]
+    bad = curator.post(action, json={"version": 1, "members": [copies[2]]}, headers=headers)
+    assert bad.status_code == 400 and bad.json["error"]["field"] == "members"

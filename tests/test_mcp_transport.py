@@ -461,7 +461,9 @@ def test_server_discover(client: Any, editor_token: str, ctx: Any) -> None:
     result = response.json["result"]
     assert result["resultType"] == "complete"
     assert result["supportedVersions"][0] == MODERN
-    assert result["capabilities"] == CAPABILITIES
+    # MCP tasks are an extension in 2026-07-28 (tests/test_mcp_tasks_extension.py).
+    extensions = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    assert result["capabilities"] == {**CAPABILITIES, **extensions}
     assert "Conventions: British spelling" in result["instructions"]
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "chatmem"
     # `instructions` is the block, just changed: kept for a tenth of its age (see subscriptions).

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Generic, TypeVar
 
-from ...errors import ChatmemError, NotFound
+from ...errors import ApprovalRequired, ChatmemError, NotFound
 from ...tools import Tool
 from . import resources, subscriptions, tasks
 from .encoding import tool_result
@@ -55,6 +55,8 @@ def capabilities(version: str | None = None) -> dict[str, Any]:
     }
     if version == tasks.VERSION:
         offered["tasks"] = tasks.CAPABILITY
+    if version is None:  # 2026-07-28 (`server/discover`): tasks are an extension there
+        offered["extensions"] = {tasks.EXTENSION_ID: {}}
     return offered
 
 
@@ -111,15 +113,17 @@ def describe_tool(tool: Tool, *, tasks_offered: bool = False) -> dict[str, Any]:
 
 def list_tools(caller: Caller, params: PageParams) -> dict[str, Any]:
     visible = caller.memory.visible_tools(caller.user, read_only=caller.read_only)
-    tools = [describe_tool(t, tasks_offered=caller.tasks) for t in visible]
+    tools = [describe_tool(t, tasks_offered=caller.tasks is not None) for t in visible]
     # The memory tools come and go with the Memory switch.
     return cached(caller, {"tools": tools}, memory_ttl_ms(caller))
 
 
 def call_tool(caller: Caller, params: CallParams) -> dict[str, Any]:
     name = params.name
-    # Read before the call runs: a malformed `task` changes nothing.
-    ttl = tasks.ttl_of(params.task) if params.task is not None and caller.tasks else None
+    # Read before the call runs: a malformed `task` changes nothing. (2026-07-28 ignores
+    # the old `task` param: there the server decides, and a held call becomes a task.)
+    asked = params.task is not None and caller.tasks == tasks.SESSION
+    ttl = tasks.ttl_of(params.task) if asked else None
     answer: Any
     try:
         answer = caller.call_tool(name, params.arguments)
@@ -132,6 +136,8 @@ def call_tool(caller: Caller, params: CallParams) -> dict[str, Any]:
         answer, is_error = error, True
     if ttl is not None:
         return tasks.created(caller, name, ttl, answer, is_error)
+    if caller.tasks == tasks.EXTENSION and isinstance(answer, ApprovalRequired):
+        return tasks.created_for_held(caller, name, answer)
     if isinstance(answer, ChatmemError):
         answer = {"error": answer.to_dict()}
     return complete(caller, tool_result(answer, is_error=is_error))
@@ -150,8 +156,9 @@ class Method(Generic[P]):
     refusal_is_error: bool = False
     #: Only the 2026-07-28 era has it.
     modern_only: bool = False
-    #: Only a 2025-11-25 session has it (MCP tasks).
-    tasks_only: bool = False
+    #: An MCP tasks method: the ways tasks are offered that have it (tasks.SESSION,
+    #: tasks.EXTENSION); empty: not a tasks method.
+    tasks: tuple[str, ...] = ()
 
 
 #: Every method the endpoint answers; anything else is -32601.
@@ -178,21 +185,22 @@ METHODS: dict[str, Method[Any]] = {
     "prompts/get": Method(
         PromptParams.parse, resources.get_prompt, guard=resources.may_read, refusal_is_error=True
     ),
-    "tasks/get": Method(tasks.TaskParams.parse, tasks.get, tasks_only=True),
-    "tasks/result": Method(tasks.TaskParams.parse, tasks.result, tasks_only=True),
-    "tasks/list": Method(tasks.ListParams.parse, tasks.listed, tasks_only=True),
-    "tasks/cancel": Method(tasks.TaskParams.parse, tasks.cancel, tasks_only=True),
+    "tasks/get": Method(tasks.TaskParams.parse, tasks.get, tasks=tasks.BOTH),
+    "tasks/result": Method(tasks.TaskParams.parse, tasks.result, tasks=(tasks.SESSION,)),
+    "tasks/list": Method(tasks.ListParams.parse, tasks.listed, tasks=(tasks.SESSION,)),
+    "tasks/cancel": Method(tasks.TaskParams.parse, tasks.cancel, tasks=tasks.BOTH),
+    "tasks/update": Method(tasks.TaskParams.parse, tasks.update, tasks=(tasks.EXTENSION,)),
 }
 
 
 def handle(caller: Caller, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """Answer one request: look the method up, guard it, read its params, run it."""
     entry = METHODS.get(method)
-    if (
-        entry is None
-        or (entry.modern_only and not caller.modern)
-        or (entry.tasks_only and not caller.tasks)
-    ):
+    if entry is not None and entry.tasks and caller.tasks not in entry.tasks:
+        if caller.modern and caller.tasks is None and tasks.EXTENSION in entry.tasks:
+            raise tasks.missing_extension()
+        entry = None
+    if entry is None or (entry.modern_only and not caller.modern):
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
     try:
         return _run(entry, caller, method, params)

@@ -34,6 +34,7 @@ INTERNAL_ERROR = -32603
 SERVER_ERROR = -32000  # an HTTP-level refusal; data.code holds the SPEC §11 code
 SESSION_NOT_FOUND = -32001
 HEADER_MISMATCH = -32020
+MISSING_CAPABILITY = -32021  # the request needs a capability (an extension) it did not declare
 UNSUPPORTED_VERSION = -32022
 
 # The 2026-07-28 transport's status for a JSON-RPC error (the handshake era answers 200).
@@ -42,6 +43,7 @@ MODERN_STATUS = {
     INVALID_REQUEST: 400,
     INVALID_PARAMS: 400,
     HEADER_MISMATCH: 400,
+    MISSING_CAPABILITY: 400,
     UNSUPPORTED_VERSION: 400,
     METHOD_NOT_FOUND: 404,
 }
@@ -86,7 +88,9 @@ class Caller:
     session_id: str | None = None
     session_key: str | None = None
     read_only: bool = False  # a read-only token: read-only tools only
-    tasks: bool = False  # a 2025-11-25 session: MCP tasks offered (tasks.py)
+    # MCP tasks offered (tasks.py): "session", a 2025-11-25 session; "extension", a
+    # 2026-07-28 request declaring io.modelcontextprotocol/tasks; None: neither.
+    tasks: str | None = None
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """A tool call through the one dispatch path, as this caller, on the MCP channel."""

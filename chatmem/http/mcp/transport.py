@@ -242,7 +242,7 @@ def _handshake(who: Bearer, request_id: Any, method: str, params: dict[str, Any]
         session_id=session_id,
         session_key=None if session_id else mcp_sessions.token_key(who.token_id),
         read_only=who.read_only,
-        tasks=header("MCP-Protocol-Version") == mcp_tasks.VERSION,
+        tasks=mcp_tasks.SESSION if header("MCP-Protocol-Version") == mcp_tasks.VERSION else None,
     )
     try:
         result = protocol.handle(caller, method, params)
@@ -272,6 +272,7 @@ def _modern(
             modern=True,
             session_key=mcp_sessions.token_key(who.token_id),
             read_only=who.read_only,
+            tasks=mcp_tasks.offered_to(params),
         )
         if method == subscriptions.LISTEN:  # its answer is a stream, not one result
             return subscriptions.listen(caller, request_id, params, _token_still_valid)

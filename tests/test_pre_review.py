@@ -19,6 +19,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from chatmem.memory import guidance, pre_review
+from chatmem.memory.costs import tokens_of
 from chatmem.memory.models import Guidance, GuidanceEvent, PreReviewJob
 from chatmem.settings import SETTINGS
 from tests.fake_llm import (
@@ -456,9 +457,31 @@ def test_a_request_stays_small(app: Flask) -> None:
     text = pre_review.build_input({"type": "fact", "text": long_text}, others)
     limit = pre_review.TEXT_MAX + pre_review.SIMILAR_MAX * (pre_review.ENTRY_TEXT_MAX + 40) + 600
     assert len(text) <= limit
+    # The figures docs/memory-screen.md gives ("What it costs"), at four characters a token.
+    typical = "The spring sale page is post 7 and its price list is updated every Monday."
+    prompt = len(pre_review.SYSTEM_PROMPT)
+    alone = prompt + len(pre_review.build_input({"type": "fact", "text": PROPOSAL}, []))
+    five = [pre_review.Similar(i, "fact", typical, None, None) for i in range(1, 6)]
+    beside = prompt + len(pre_review.build_input({"type": "fact", "text": PROPOSAL}, five))
+    assert 300 <= tokens_of(alone) <= 380 and 450 <= tokens_of(beside) <= 520
+    assert tokens_of(len(NOTE)) <= 45
     assert pre_review.note_of(NOTE) == NOTE
     assert pre_review.note_of("**Claims:** a\n- Agrees or conflicts: b\nRisk: c") == (
         "Claims: a\nAgrees or conflicts: b\nRisk: c"
     )
     for bad in ("", GARBAGE, TOO_LONG, NOTE + "\nApproved: yes", "Claims: a\nRisk: c"):
         assert pre_review.note_of(bad) is None
+
+
+def test_erasing_a_person_takes_the_jobs_of_their_proposals_with_them(
+    app: Flask, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite enforces no cascade and may give the next entry the erased one's id:
+    a job left behind would refuse the next proposal's own job."""
+    configure(app, fake_llm, monkeypatch, CHAT)
+    erased = remember(app, PROPOSAL)["id"]
+    assert jobs(app) == [(erased, "queued", None)]
+    work(app, lambda m, db: m.erase_user(USERS["editor"], actor_id="1"))
+    assert jobs(app) == []
+    again = remember(app, "The newsletter goes out on the first Tuesday of the month.")["id"]
+    assert jobs(app) == [(again, "queued", None)]

@@ -3,7 +3,8 @@
 What goes (their own data): sessions with their summaries and digests, the
 ledger rows of their calls, held calls and grants, summary jobs and their
 transcripts, the Cost card's rows, API tokens, notification jobs that name
-them, and proposals of theirs the site never approved (with their trails).
+them, and proposals of theirs the site never approved (with their trails and
+their AI pre-review jobs).
 The search indexes follow the rows they index (SQLite's FTS5 triggers, then a
 merge that drops the deleted terms; PostgreSQL's indexes on the rows).
 
@@ -35,6 +36,7 @@ from .models import (
     HeldCall,
     LedgerEntry,
     NotifyJob,
+    PreReviewJob,
     Session,
     Subscription,
     SummaryJob,
@@ -90,6 +92,9 @@ def erase_user(
     )
     # Their own data goes.
     report["chatmem_task"] += _changed(db, delete(Task).where(Task.user_id == user_id))
+    # Their proposals' pre-review jobs go first: SQLite enforces no cascade, and a
+    # job left behind would hold the id a later entry may be given.
+    db.execute(delete(PreReviewJob).where(PreReviewJob.guidance_id.in_(unapproved)))
     report["chatmem_guidance"] += _changed(db, delete(Guidance).where(Guidance.id.in_(unapproved)))
     report["chatmem_summary_job"] += _changed(
         db, delete(SummaryJob).where(SummaryJob.session_id.in_(sessions))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -407,6 +408,16 @@ def test_a_note_is_not_kept_for_an_entry_decided_or_edited_meanwhile(
     fake_llm.enqueue(CHAT, 200, chat_text(NOTE))
     assert run(app).noted == 1
     assert entry_row(app, edited)["pre_review_note"] == NOTE
+    assert LABEL in pending_card(client, edited)
+
+    # Approved, then sent back to Pending by upkeep: a note from before is not shown.
+    def back_to_pending(m: Any, db: Any) -> None:
+        entry = db.session.get(Guidance, edited)
+        entry.pending_since = entry.pre_review_at + timedelta(days=1)
+        db.session.commit()
+
+    work(app, back_to_pending)
+    assert LABEL not in pending_card(client, edited)
     work(
         app,
         lambda m, db: guidance.edit(

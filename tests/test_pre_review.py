@@ -177,6 +177,16 @@ def test_with_provider_none_nothing_is_queued(app: Flask, client: FlaskClient) -
     assert LABEL not in pending_card(client, entry_id)
 
 
+def test_jobs_queued_before_pre_review_was_switched_off_end_without_a_call(
+    app: Flask, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configure(app, fake_llm, monkeypatch, CHAT)
+    entry_id = remember(app, PROPOSAL)["id"]
+    reconfigure(app, CHATMEM_PRE_REVIEW=False)
+    assert run(app).skipped == 1
+    assert fake_llm.requests == [] and jobs(app) == [(entry_id, "done", "skipped")]
+
+
 # -- on: a note beside the flags ------------------------------------------------------------
 
 

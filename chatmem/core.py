@@ -27,7 +27,6 @@ from .memory import block as _block
 from .memory import costs as _costs
 from .memory import erasure as _erasure
 from .memory import held as _held
-from .memory import retention as _retention
 from .memory import screening as _screening
 from .memory import sessions as _sessions
 from .memory import switches as _switches
@@ -43,10 +42,8 @@ from .settings import Settings
 from .state import AppState
 from .tools import CallContext, MemoryServices, Tool
 from .workers import notices as _notices
-from .workers import pre_review as _pre_review
-from .workers import runs as _runs
-from .workers import summaries as _summaries
 from .workers import sweep as _sweep
+from .workers.housekeeping import Housekeeping
 
 
 def current_memory() -> MemoryCore:
@@ -57,7 +54,7 @@ def current_memory() -> MemoryCore:
     return state.memory
 
 
-class MemoryCore(HostHooks):
+class MemoryCore(HostHooks, Housekeeping):
     def __init__(self, *, db: SQLAlchemy) -> None:
         if not isinstance(db, SQLAlchemy):
             raise TypeError("ChatMemory needs db=<your flask_sqlalchemy.SQLAlchemy instance>.")
@@ -357,11 +354,6 @@ class MemoryCore(HostHooks):
         if session_id and self.snapshot().memory_enabled:
             _sessions.end(self.db.session(), session_id, transcript=transcript)
 
-    def sweep(self) -> int:
-        """End idle sessions (with their transcripts, if the host can load them)."""
-        idle, load = self.settings.session_idle, self._transcript_loader
-        return _runs.end_idle_sessions(self.db.session(), idle, load)
-
     def upkeep(self, *, now: datetime | None = None) -> Any:
         """Sweep steps for active guidance: targets gone, review dates reached (staleness.py)."""
         review = self.settings.stale_targets == "review"
@@ -381,47 +373,3 @@ class MemoryCore(HostHooks):
         target raises `InvalidParams` (`details.field == "label"`) and changes nothing.
         """
         return self._state().changes.outside(label, self.snapshot())
-
-    def apply_retention(self, *, now: datetime | None = None) -> dict[str, int]:
-        """Delete records older than CHATMEM_RETENTION_DAYS (memory/retention.py): the rows
-        deleted, by table; nothing when it is 0 (off)."""
-        return _retention.apply(self.db.session(), self.settings.retention_days, now=now)
-
-    def deliver_notices(self, *, now: datetime | None = None) -> Any:
-        """Send due webhook notices (CHATMEM_NOTIFY_WEBHOOK), retrying failures with back-off."""
-        return _runs.deliver_notices(self.db.session(), self.settings, now=now)
-
-    # -- auto-summary jobs ----------------------------------------------------
-
-    def job_policy(self) -> _summaries.Policy:
-        return _summaries.Policy.of(self.settings.jobs)
-
-    def run_due_jobs(self, *, limit: int = 20, now: datetime | None = None) -> _summaries.Stats:
-        """Run due auto-summary jobs: claim, ask the provider, store or schedule a retry.
-
-        Commits the current database session first. Safe in several processes
-        at once (claims are atomic). With Memory off nothing runs and jobs wait;
-        with Auto-summarize off or provider ``none`` due jobs finish at once as
-        digest only, without any provider call.
-        """
-        snapshot = self.snapshot()
-        return _runs.run_due_jobs(self.db.session(), self.settings, snapshot, now=now, limit=limit)
-
-    def run_due_pre_reviews(
-        self, *, limit: int = 20, now: datetime | None = None
-    ) -> _pre_review.Stats:
-        """Run due AI pre-review jobs (CHATMEM_PRE_REVIEW): an advisory note per proposal.
-
-        Commits the current database session first; safe in several processes
-        at once, like `run_due_jobs`. With Memory off nothing runs; with
-        pre-review off or provider ``none`` due jobs end without a call.
-        """
-        snapshot = self.snapshot()
-        return _runs.run_due_pre_reviews(
-            self.db.session(),
-            self.settings,
-            snapshot,
-            lambda: self._state().cache.screening(snapshot),
-            now=now,
-            limit=limit,
-        )

@@ -152,6 +152,10 @@ class MemoryCore(HostHooks, Housekeeping):
             self.db.session(), fields, index, entry_id=entry_id, name_of=self.permissions.actor_name
         )
 
+    def screening_index(self, snapshot: _switches.Snapshot) -> _screening.ActiveIndex:
+        """Active guidance indexed for screening at this revision (built on first use)."""
+        return self._state().cache.screening(snapshot)
+
     def screen_entries(self, entries: list[Any]) -> dict[int, list[_screening.Flag]]:
         """Poisoning flags for stored proposals (the pending tab), fresh."""
         index = self._state().cache.screening(self.snapshot())

@@ -19,9 +19,9 @@ from . import summaries as _summaries
 if TYPE_CHECKING:
     from flask_sqlalchemy import SQLAlchemy
 
+    from ..memory.screening import ActiveIndex
     from ..memory.switches import Snapshot
     from ..settings import Settings
-    from ..state import AppState
 
 
 class _Core(Protocol):
@@ -38,7 +38,7 @@ class _Core(Protocol):
 
     def snapshot(self) -> Snapshot: ...
 
-    def _state(self) -> AppState: ...
+    def screening_index(self, snapshot: Snapshot) -> ActiveIndex: ...
 
 
 class Housekeeping:
@@ -90,7 +90,7 @@ class Housekeeping:
             self.db.session(),
             self.settings,
             snapshot,
-            lambda: self._state().cache.screening(snapshot),
+            lambda: self.screening_index(snapshot),
             now=now,
             limit=limit,
         )

@@ -210,6 +210,14 @@ def test_a_call_that_is_not_held_gets_a_finished_task(channels: Channels) -> Non
     assert result["isError"] is False and "guidance" in result["structuredContent"]
 
 
+def test_a_refused_call_asked_as_a_task_gets_a_failed_task(channels: Channels) -> None:
+    answer = call(channels, {"post_id": 999_999, "title": "Nobody"})["result"]["task"]
+    assert answer["status"] == "failed" and "pollInterval" not in answer
+    result = rpc(channels, "tasks/result", {"taskId": answer["taskId"]})["result"]
+    assert result["isError"] is True
+    assert result["structuredContent"]["error"]["code"] == "not_found"
+
+
 def test_a_task_is_its_callers_alone(demo_app: Flask, channels: Channels) -> None:
     task_id, request_id, _post_id = held_task(demo_app, channels)
     other = make_token(demo_app, "admin")

@@ -271,3 +271,26 @@ def test_a_refusal_names_no_target_for_a_guardrail_whose_target_was_cleared(
     )
     assert "a curator denied it (not today)" in error["message"]
     assert db.session.scalars(select(LedgerEntry.outcome)).all().count("granted-run") == 0
+
+
+def test_expired_tasks_not_yet_swept_do_not_hide_an_older_live_one(db: Any) -> None:
+    """One live task under four newer ones past their ttl: a page of two still finds it."""
+    now = at_second()
+    made = [("live", now - timedelta(minutes=1), 3_600_000)]
+    made += [(f"gone-{n}", now - timedelta(seconds=5 - n), 1000) for n in range(4)]
+    for task_id, created, ttl in made:
+        db.session.add(
+            Task(
+                id=task_id,
+                user_id=str(EDITOR.id),
+                tool="recall",
+                status=tasks.COMPLETED,
+                result={},
+                created_at=created,
+                updated_at=created,
+                ttl_ms=ttl,
+            )
+        )
+    db.session.commit()
+    page = tasks.listed(db.session(), str(EDITOR.id), after=None, limit=2)
+    assert [task.id for task in page] == ["live"]

@@ -188,7 +188,9 @@ TARGETS = {
         ),
     ),
     # MCP tasks: a held call's task, run once when allowed, its caller's alone.
-    "tasks": Target("chatmem/memory/tasks.py", ("tests/test_mcp_tasks.py",)),
+    "tasks": Target(
+        "chatmem/memory/tasks.py", ("tests/test_mcp_tasks.py", "tests/test_tasks_domain.py")
+    ),
     # Memory change notifications: told once, of what changed, to whom may read it.
     "subscriptions": Target(
         "chatmem/http/mcp/subscriptions.py",

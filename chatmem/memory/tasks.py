@@ -135,8 +135,16 @@ def listed(db: OrmSession, user_id: str, *, after: str | None, limit: int) -> li
             | ((Task.created_at == mark.created_at) & (Task.id < mark.id))
         )
     now = utcnow()
-    rows = db.scalars(query.order_by(Task.created_at.desc(), Task.id.desc()).limit(limit * 2))
-    return [task for task in rows if not _expired(task, now)][:limit]
+    # Read on until `limit` live ones: expired tasks not yet swept must not hide older live ones.
+    ordered = query.order_by(Task.created_at.desc(), Task.id.desc())
+    live: list[Task] = []
+    with db.scalars(ordered.execution_options(yield_per=limit * 2)) as rows:  # closed if left early
+        for task in rows:
+            if not _expired(task, now):
+                live.append(task)
+                if len(live) == limit:
+                    break
+    return live
 
 
 def advance(db: OrmSession, task: Task, run: Run, *, now: datetime | None = None) -> Task:

@@ -31,6 +31,7 @@ from werkzeug.datastructures import MultiDict
 from chatmem import ApprovalRequired, ChatmemError
 from chatmem.auth import token_check, tokens
 from chatmem.http.screen.actions import ACTIONS
+from chatmem.http.screen.group_actions import DECISIONS as GROUP_DECISIONS
 from chatmem.memory import guidance
 from chatmem.memory.held import DECISIONS
 from chatmem.memory.models import Base as ChatmemBase
@@ -160,7 +161,15 @@ def _seed(site: Site) -> dict[str, Any]:
             "replace": proposal("The newsletter goes out on Fridays."),
             "replaced": active("The newsletter goes out on Thursdays."),
             "desk_bulk": [active("Orders ship from Leeds."), active("Returns take a week.")],
+            # Group cards: two sessions' near-duplicate proposals, each decided whole.
+            "group-approve": proposal("Gift wrap is free in December."),
+            "group-approve-member": proposal("The gift wrap is free in December."),
+            "group-reject": proposal("The café opens at nine."),
+            "group-reject-member": proposal("The café opens at nine every day."),
+            # Upkeep's Still true: an active entry whose target changed.
+            "still_true": active("Post post_id:77 is the landing page."),
         }
+        memory.target_changed("post_id:77")
         guidance.set_enabled(db.session(), ids["enable"], False, actor_id="1")
         guidance.trash(db.session(), ids["restore"], actor_id="1")
         ids["session_id"] = memory.start_session(site.admin, "chat")
@@ -214,10 +223,18 @@ def _form(site: Site, ids: dict[str, Any], endpoint: str, values: dict[str, Any]
     name = endpoint.split(".", 1)[1]
     if name == "add":
         return [("type", "fact"), ("text", "Added by hand.")]
-    if name == "act":
+    if name == "group_decision":
+        lead, member = values["entry_id"], ids[f"group-{values['action']}-member"]
+        versions = _versions(site, lead, member)
+        return [
+            ("version", str(versions[lead])),
+            ("member", str(member)),
+            (f"version-{member}", str(versions[member])),
+        ]
+    if name in ("act", "still_true"):
         entry_id = values["entry_id"]
         form = [("version", str(_versions(site, entry_id)[entry_id]))]
-        if values["action"] == "edit":
+        if values.get("action") == "edit":
             form += [("type", "fact"), ("text", "Titles use title case.")]
         return form
     if name == "bulk":
@@ -284,6 +301,8 @@ def screen_requests(site: Site, ids: dict[str, Any]) -> list[ScreenRequest]:
     """Every route of the Memory screen's blueprint, each method, each action."""
 
     def values_for(rule: Any, argument: str) -> list[Any]:
+        if argument == "action" and rule.endpoint.endswith(".group_decision"):
+            return list(GROUP_DECISIONS)
         if argument == "action":
             return list(ACTIONS)
         if argument == "session_id":
@@ -312,6 +331,10 @@ def screen_requests(site: Site, ids: dict[str, Any]) -> list[ScreenRequest]:
                 values = dict(zip(names, combo, strict=True))
                 if "entry_id" in values:
                     values["entry_id"] = ids.get(values.get("action", ""), ids["approve"])
+                if rule.endpoint.endswith(".group_decision"):
+                    values["entry_id"] = ids[f"group-{values['action']}"]
+                if rule.endpoint.endswith(".still_true"):
+                    values["entry_id"] = ids["still_true"]
                 if "old_id" in values:
                     values["entry_id"] = ids["replace"]
                 if "request_id" in values:

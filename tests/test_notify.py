@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 from chatmem import ApprovalRequired
 from chatmem.memory import guidance, notify
 from chatmem.memory.models import Guidance, NotifyJob, utcnow
+from chatmem.workers import webhook
 from tests.fake_llm import closed_port
 from tests.hostapp import USERS, reconfigure, work
 
@@ -356,6 +357,73 @@ def test_a_held_call_is_sent_too(app: Flask, receiver: Receiver) -> None:
     assert "mallory-x9" not in raw and "pw-0123456789" not in raw
     count = work(app, lambda m, db: db.session.scalar(select(func.count()).select_from(NotifyJob)))
     assert count == 1
+
+
+class WorkerKilled(BaseException):
+    """The sending worker dies mid-POST (a SIGKILL, as far as the outbox can tell)."""
+
+
+def test_a_worker_killed_while_sending_charges_only_the_notice_in_flight(
+    app: Flask, receiver: Receiver
+) -> None:
+    reconfigure(app, CHATMEM_NOTIFY_WEBHOOK=receiver.url, CHATMEM_JOB_LEASE_SECONDS=60)
+    for n in range(3):
+        work(app, lambda m, db, n=n: remember(m, text=f"Fact number {n} for the outbox."))
+    now = utcnow()
+
+    def die(url: str, body: bytes) -> None:
+        raise WorkerKilled
+
+    def send_dying(memory: Any, db: Any) -> None:
+        policy = memory.job_policy()
+        with pytest.raises(WorkerKilled):
+            webhook.deliver_due(db.session(), receiver.url, policy, post=die, now=now)
+
+    work(app, send_dying)
+    # Claimed one at a time: the two notices it never reached lost no try.
+    assert outbox(app) == [
+        ("proposal", "running", 1),
+        ("proposal", "queued", 0),
+        ("proposal", "queued", 0),
+    ]
+    # The others go at once; the one in flight waits out its lease, then goes.
+    assert work(app, lambda m, db: m.deliver_notices(now=now)).sent == 2
+    assert work(app, lambda m, db: m.deliver_notices(now=now + timedelta(seconds=61))).sent == 1
+    assert outbox(app) == [
+        ("proposal", "done", 2),
+        ("proposal", "done", 1),
+        ("proposal", "done", 1),
+    ]
+
+
+def test_a_notice_that_keeps_killing_its_worker_is_given_up(app: Flask, receiver: Receiver) -> None:
+    reconfigure(
+        app,
+        CHATMEM_NOTIFY_WEBHOOK=receiver.url,
+        CHATMEM_JOB_LEASE_SECONDS=60,
+        CHATMEM_JOB_MAX_ATTEMPTS=2,
+    )
+    work(app, lambda m, db: remember(m))
+    now = utcnow()
+
+    def die(url: str, body: bytes) -> None:
+        raise WorkerKilled
+
+    for _ in range(2):  # two workers die in turn under it
+        with pytest.raises(WorkerKilled):
+            work(
+                app,
+                lambda m, db, at=now: webhook.deliver_due(
+                    db.session(), receiver.url, m.job_policy(), post=die, now=at
+                ),
+            )
+        now += timedelta(seconds=61)
+
+    assert work(app, lambda m, db: m.deliver_notices(now=now)).sent == 0
+    assert outbox(app) == [("proposal", "failed", 2)]
+    (error,) = work(app, lambda m, db: db.session.scalars(select(NotifyJob.last_error)).all())
+    assert "gave up after 2 tries" in error and "lease expired" in error
+    assert receiver.bodies == []
 
 
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])

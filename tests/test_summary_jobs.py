@@ -17,7 +17,7 @@ from sqlalchemy import select, update
 from chatmem.memory.models import Session, SummaryJob, utcnow
 from chatmem.memory.summary_prompt import SUMMARY_MAX, SYSTEM_PROMPT
 from chatmem.providers import Message, Reply, ToolSpec, Usage
-from chatmem.workers import summaries, summary_claims
+from chatmem.workers import claims, summaries
 from tests.fake_llm import (
     CHAT,
     MESSAGES,
@@ -426,8 +426,8 @@ def test_a_job_whose_worker_died_is_picked_up_again(
     memory.end_session(session_id, transcript=TRANSCRIPT)
     t0 = utcnow() + timedelta(seconds=1)
     # A worker claims the job and dies before it calls the provider.
-    (claim,) = summary_claims.claim(db.session(), memory.job_policy(), now=t0, limit=10)
-    assert claim.session_id == session_id
+    (claim,) = claims.claim(db.session(), SummaryJob, memory.job_policy(), now=t0, limit=10)
+    assert claim.subject == session_id
     assert job_of(db, session_id).status == "running"
 
     assert memory.run_due_jobs(now=t0 + timedelta(seconds=299)).claimed == 0
@@ -455,7 +455,9 @@ def test_a_job_that_keeps_killing_its_worker_is_given_up(
     memory.end_session(session_id)
     now = utcnow() + timedelta(seconds=1)
     for _ in range(3):  # three workers die in turn (max attempts is 3)
-        assert len(summary_claims.claim(db.session(), memory.job_policy(), now=now, limit=10)) == 1
+        assert (
+            len(claims.claim(db.session(), SummaryJob, memory.job_policy(), now=now, limit=10)) == 1
+        )
         now += timedelta(seconds=61)
 
     assert memory.run_due_jobs(now=now).claimed == 0
@@ -463,6 +465,8 @@ def test_a_job_that_keeps_killing_its_worker_is_given_up(
     job = job_of(db, session_id)
     assert (job.status, job.attempts) == ("failed", 3)
     assert "lease expired" in job.last_error
+    # It ended for good: the Cost card counts it failed, and its transcript is gone.
+    assert (job.outcome, job.finished_at, job.transcript) == ("failed", now, None)
     assert fake_llm.requests == []
 
 
@@ -577,7 +581,8 @@ def test_the_transcript_is_stored_redacted_and_deleted_when_the_job_ends(
     elif ending == "given up by leases":
         for _ in range(3):  # three workers die in turn
             assert (
-                len(summary_claims.claim(db.session(), memory.job_policy(), now=now, limit=10)) == 1
+                len(claims.claim(db.session(), SummaryJob, memory.job_policy(), now=now, limit=10))
+                == 1
             )
             now += timedelta(seconds=61)
         assert memory.run_due_jobs(now=now).claimed == 0
@@ -661,17 +666,17 @@ def test_a_claim_interleaved_with_another_workers_claim_never_doubles(
         memory.end_session(memory.start_session(editor, "chat"), transcript=TRANSCRIPT)
     policy, now = memory.job_policy(), utcnow() + timedelta(seconds=1)
 
-    seen_by_a = summary_claims.find_due(db.session(), policy, now=now, limit=10)
+    seen_by_a = claims.find_due(db.session(), SummaryJob, policy, now=now, limit=10)
     with second_worker.app_context():
         other_db = second_worker.extensions["test_host"]["db"]
-        by_b = summary_claims.claim(other_db.session(), policy, now=now, limit=10)
-    by_a = summary_claims.take(db.session(), policy, seen_by_a, now=now)
+        by_b = claims.claim(other_db.session(), SummaryJob, policy, now=now, limit=10)
+    by_a = claims.take(db.session(), SummaryJob, policy, seen_by_a, now=now)
 
     assert len(seen_by_a) == 4
     assert sorted(c.job_id for c in by_a + by_b) == sorted(r.job_id for r in seen_by_a)
     # PostgreSQL: B skips the rows A has locked. SQLite: A's compare-and-set loses.
     assert len(by_a if db.engine.dialect.name == "postgresql" else by_b) == 4
-    assert {job_of(db, s).attempts for s in (r.session_id for r in seen_by_a)} == {1}
+    assert {job_of(db, s).attempts for s in (r.subject for r in seen_by_a)} == {1}
 
 
 class AgentSavesMeanwhile:

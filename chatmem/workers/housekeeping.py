@@ -15,6 +15,7 @@ from ..memory import retention as _retention
 from . import pre_review as _pre_review
 from . import runs as _runs
 from . import summaries as _summaries
+from .claims import Policy
 
 if TYPE_CHECKING:
     from flask_sqlalchemy import SQLAlchemy
@@ -60,8 +61,8 @@ class Housekeeping:
 
     # -- auto-summary jobs ----------------------------------------------------
 
-    def job_policy(self: _Core) -> _summaries.Policy:
-        return _summaries.Policy.of(self.settings.jobs)
+    def job_policy(self: _Core) -> Policy:
+        return Policy.of(self.settings.jobs)
 
     def run_due_jobs(
         self: _Core, *, limit: int = 20, now: datetime | None = None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..memory import held, sessions, tasks
 from . import pre_review, summaries, webhook
+from .claims import Policy
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session as OrmSession
@@ -58,7 +59,7 @@ def deliver_notices(db: OrmSession, settings: Settings, *, now: datetime | None)
     url = settings.notify_webhook
     if not url:
         return webhook.Sent()
-    policy = summaries.Policy.of(settings.jobs)
+    policy = Policy.of(settings.jobs)
     return webhook.deliver_due(db, str(url), policy, post=webhook.post_json, now=now)
 
 
@@ -73,7 +74,7 @@ def run_due_jobs(
     provider = settings.provider
     digest_only = not snapshot.auto_summarize or provider.name == "none"
     factory = None if digest_only else (lambda: provider_from_config(provider.as_config()))
-    policy = summaries.Policy.of(settings.jobs)
+    policy = Policy.of(settings.jobs)
     return summaries.run_due(db, factory, policy, now=now, limit=limit)
 
 
@@ -95,5 +96,5 @@ def run_due_pre_reviews(
     provider = settings.provider
     off = not settings.pre_review or provider.name == "none"
     factory = None if off else (lambda: provider_from_config(provider.as_config()))
-    policy = summaries.Policy.of(settings.jobs)
+    policy = Policy.of(settings.jobs)
     return pre_review.run_due(db, factory, policy, index, now=now, limit=limit)

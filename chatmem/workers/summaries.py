@@ -11,15 +11,15 @@ The job's transcript (a second copy of the conversation, stored redacted)
 is deleted as the job ends, whether done, failed or given up; only a job
 that will be retried keeps it.
 
-How a worker holds a job (a leased, fenced claim) is `summary_claims`.
+How a worker holds a job (a leased, fenced claim) is `claims`; how a run
+claims, calls and counts is `provider_jobs`.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import update
 from sqlalchemy.orm import Session as OrmSession
@@ -28,55 +28,16 @@ from ..memory import ledger, summary_prompt
 from ..memory.models import Session, SummaryJob, utcnow
 from ..memory.summary_prompt import SUMMARY_MAX
 from ..providers import Message, Provider, ProviderError
-from ..providers.base import Usage
-from ..settings import JobSettings
-from ..text import for_agents, redaction
-from .summary_claims import Claim, claim, release, still_held
-
-log = logging.getLogger("chatmem.jobs")
-
-# A server's Retry-After is honoured, but not past a day: a bogus header
-# must not park a job for ever.
-RETRY_AFTER_CAP = timedelta(days=1)
-LAST_ERROR_MAX = 1000
-
-
-@dataclass(frozen=True)
-class Policy:
-    """How jobs are leased, retried and fed; read from config by the extension."""
-
-    lease: timedelta = timedelta(minutes=5)
-    max_attempts: int = 5
-    backoff: timedelta = timedelta(seconds=30)
-    backoff_max: timedelta = timedelta(hours=1)
-    input_max: int = 12_000
-
-    @classmethod
-    def of(cls, jobs: JobSettings) -> Policy:
-        """The policy the CHATMEM_JOB_* and CHATMEM_SUMMARY_INPUT_MAX settings describe."""
-        return cls(
-            jobs.lease, jobs.max_attempts, jobs.backoff, jobs.backoff_max, jobs.summary_input_max
-        )
-
-    def delay(self, attempts: int, retry_after: float | None = None) -> timedelta:
-        """Exponential back-off after `attempts` tries, or the server's wait if longer."""
-        exponent = min(max(attempts - 1, 0), 30)
-        wait: timedelta = min(self.backoff * (2**exponent), self.backoff_max)
-        if retry_after is not None and retry_after > 0:
-            wait = max(wait, min(timedelta(seconds=retry_after), RETRY_AFTER_CAP))
-        return wait
+from ..text import for_agents
+from . import claims, provider_jobs
+from .claims import Claim, Policy
 
 
 @dataclass
-class Stats:
+class Stats(provider_jobs.Stats):
     """What one run did, for the CLI's report and for tests."""
 
-    claimed: int = 0
     done: int = 0
-    retrying: int = 0
-    failed: int = 0
-    skipped: int = 0
-    errors: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         return (
@@ -95,56 +56,22 @@ def run_due(
 ) -> Stats:
     """Run up to `limit` jobs due at `now`, claiming each just before it runs.
 
-    One claim at a time: a worker killed mid-run has charged a try to the one
-    job in flight, not to every job it meant to run (a batch claimed up front
-    lost a try for each of them, and each waited out a lease).
-
     `provider` is None when summaries are digest only (provider `none`, or
     Auto-summarize off): due jobs are then finished at once without any
-    call. Otherwise it is a factory, so a run with nothing due builds no
-    client at all. `now` is a parameter so tests can move time without
-    sleeping; left out, each claim takes the clock's time as it is made. A
-    time read once would date the tenth claim of a long run as made when the
-    run began: its lease looks spent at once, and another worker runs the
-    same job again beside this one.
+    call. How a run claims and counts is `provider_jobs.run_each`.
     """
-    stats = Stats()
-    client: Provider | None = None
-    try:
-        while stats.claimed < limit:
-            at = now or utcnow()
-            claims = claim(db, policy, now=at, limit=1)
-            if not claims:
-                break
-            [held] = claims
-            stats.claimed += 1
-            if provider is None:
-                _finish(
-                    db,
-                    held,
-                    summary=None,
-                    note="skipped: summaries are digest only",
-                    outcome="digest_only",
-                )
-                stats.skipped += 1
-                continue
-            if client is None:
-                try:
-                    client = provider()
-                except ProviderError as exc:
-                    # A setup mistake is not the job's fault: hand it back
-                    # untouched (its try not counted) to run once it is fixed.
-                    release(db, held)
-                    stats.errors.append(str(exc))
-                    log.error("summary jobs not run: %s", exc)
-                    break
-            outcome = run_one(db, client, policy, held, now=now)
-            setattr(stats, outcome, getattr(stats, outcome) + 1)
-    finally:
-        close = getattr(client, "close", None)
-        if callable(close):
-            close()
-    return stats
+
+    def skip(held: Claim) -> None:
+        claims.finish(
+            db, SummaryJob, held, "digest_only", last_error="skipped: summaries are digest only"
+        )
+
+    def run(client: Provider, held: Claim) -> str:
+        return run_one(db, client, policy, held, now=now)
+
+    return provider_jobs.run_each(
+        db, SummaryJob, policy, provider, Stats(), run_one=run, skip=skip, now=now, limit=limit
+    )
 
 
 def run_one(
@@ -154,18 +81,14 @@ def run_one(
 
     A retry is scheduled from `now`, or from the clock once the provider has answered.
     """
-    session = db.get(Session, held.session_id)
+    session = db.get(Session, held.subject)
     job = db.get(SummaryJob, held.job_id)
     if session is None or job is None:
         db.rollback()
         return "skipped"
     if session.summary is not None:
-        _finish(
-            db,
-            held,
-            summary=None,
-            note="skipped: the session already has a summary",
-            outcome="skipped",
+        claims.finish(
+            db, SummaryJob, held, "skipped", last_error="skipped: the session already has a summary"
         )
         return "skipped"
     digest = session.digest if session.digest is not None else ledger.digest(db, session.id)[0]
@@ -191,75 +114,22 @@ def run_one(
                 kind="server",
             )
     except ProviderError as exc:
-        return _fail(db, policy, held, exc, now=now or utcnow())
-    _finish(db, held, summary=summary[:SUMMARY_MAX], usage=reply.usage)
-    return "done"
-
-
-def _finish(
-    db: OrmSession,
-    held: Claim,
-    *,
-    summary: str | None,
-    note: str | None = None,
-    outcome: str = "summary",
-    usage: Usage | None = None,
-) -> None:
-    """Mark the job done and store the summary, unless the claim was lost meanwhile.
-
-    The summary goes in only where the session still has none: an agent
-    that saved its own summary meanwhile always wins over an automatic one.
-    """
-    won = db.execute(
-        update(SummaryJob)
-        .where(still_held(held))
-        .values(
-            status="done",
-            last_error=note,
-            transcript=None,
-            outcome=outcome,
-            finished_at=utcnow(),
-            # The provider's count, for the Cost card; None when it reported none.
-            input_tokens=usage.input_tokens or None if usage else None,
-            output_tokens=usage.output_tokens or None if usage else None,
-        )
+        return provider_jobs.fail(db, SummaryJob, policy, held, exc, now=now or utcnow())
+    done = claims.finish(
+        db,
+        SummaryJob,
+        held,
+        "summary",
+        commit=False,
+        last_error=None,
+        **provider_jobs.usage(reply.usage),
     )
-    if won.rowcount != 1:  # type: ignore[attr-defined]  # an UPDATE's result has rowcount; execute() is typed as a plain Result
-        db.rollback()
-        log.warning("summary job %s: lost its claim (lease expired); result dropped", held.job_id)
-        return
-    if summary is not None:
+    if done:
+        # An agent that saved its own summary meanwhile always wins over an automatic one.
         db.execute(
             update(Session)
-            .where(Session.id == held.session_id, Session.summary.is_(None))
-            .values(summary=summary, summary_auto=True)
+            .where(Session.id == held.subject, Session.summary.is_(None))
+            .values(summary=summary[:SUMMARY_MAX], summary_auto=True)
         )
-    db.commit()
-
-
-def _fail(db: OrmSession, policy: Policy, held: Claim, exc: ProviderError, *, now: datetime) -> str:
-    """Record a failed try: retry later if the error allows and tries remain."""
-    error = redaction.redact(f"try {held.attempts}: {exc.kind}: {exc}")[:LAST_ERROR_MAX]
-    if exc.retryable and held.attempts < policy.max_attempts:
-        values: dict[str, object] = {
-            "status": "queued",
-            "next_run_at": now + policy.delay(held.attempts, exc.retry_after),
-            "last_error": error,
-        }
-        outcome = "retrying"
-    else:
-        values = {
-            "status": "failed",
-            "last_error": error,
-            "transcript": None,
-            "outcome": "failed",
-            "finished_at": now,
-        }
-        outcome = "failed"
-    won = db.execute(update(SummaryJob).where(still_held(held)).values(**values))
-    if won.rowcount != 1:  # type: ignore[attr-defined]  # an UPDATE's result has rowcount; execute() is typed as a plain Result
-        db.rollback()
-        return "skipped"
-    db.commit()
-    log.warning("summary job %s for session %s: %s", held.job_id, held.session_id, error)
-    return outcome
+        db.commit()
+    return "done"

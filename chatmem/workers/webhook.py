@@ -2,7 +2,7 @@
 
 The notices and their outbox rows are made in `memory/notify.py`, in the
 transaction that made the work; this worker sends them, from the sweep, with
-each row claimed by a compare-and-set before it is sent. The webhook follows
+each row claimed (a leased compare-and-set, `claims`) just before it is sent. The webhook follows
 no redirects: a 3xx is a failed delivery, retried with the back-off and then
 given up, so a receiver (or whoever took over its address) cannot bounce the
 notices to another host.
@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session as OrmSession
 
 from ..memory.models import NotifyJob, utcnow
 from ..text import redaction
-from .summaries import Policy
+from . import claims
+from .claims import Policy
 
 log = logging.getLogger("chatmem.notify")
 
@@ -105,76 +105,38 @@ def deliver_due(
     now: datetime | None = None,
     limit: int = 50,
 ) -> Sent:
-    """Send due outbox rows; each is claimed with a compare-and-set before it is sent.
+    """Send due outbox rows, each claimed (`claims`) just before it is sent.
 
     The claim is committed first and the POST happens outside any
     transaction; a row whose claim (lease) ran out is claimed again, so a
     dead worker's notice is sent later rather than lost. A receiver may get
-    a notice twice in that case; `id` in the body tells them apart.
+    a notice twice in that case; `delivery` in the body tells them apart.
     """
-    now = now or utcnow()
     done = Sent()
-    db.commit()
-    expired = now - policy.lease
-    rows = db.execute(
-        select(NotifyJob.id, NotifyJob.status, NotifyJob.attempts, NotifyJob.claimed_at)
-        .where(
-            or_(
-                (NotifyJob.status == "queued") & (NotifyJob.next_run_at <= now),
-                (NotifyJob.status == "running") & (NotifyJob.claimed_at < expired),
-            )
-        )
-        .order_by(NotifyJob.next_run_at, NotifyJob.id)
-        .limit(limit)
-        .with_for_update(skip_locked=True)
-    ).all()
-    claimed: list[tuple[int, int]] = []
-    for job_id, status, attempts, claimed_at in rows:
-        same = and_(
-            NotifyJob.id == job_id,
-            NotifyJob.status == status,
-            NotifyJob.attempts == attempts,
-            NotifyJob.claimed_at.is_(None)
-            if claimed_at is None
-            else NotifyJob.claimed_at == claimed_at,
-        )
-        won = db.execute(
-            update(NotifyJob)
-            .where(same)
-            .values(status="running", attempts=attempts + 1, claimed_at=now)
-        )
-        if won.rowcount == 1:  # type: ignore[attr-defined]  # an UPDATE's result has rowcount; execute() is typed as a plain Result
-            claimed.append((job_id, attempts + 1))
-    db.commit()
-    for job_id, attempts in claimed:
-        job = db.get(NotifyJob, job_id)
+    sent = 0
+    while sent < limit:
+        at = now or utcnow()
+        held = claims.claim_one(db, NotifyJob, policy, now=at)
+        if held is None:
+            break
+        sent += 1
+        job = db.get(NotifyJob, held.job_id)
         if job is None:
             continue
-        body = json.dumps({**job.payload, "delivery": job_id}, ensure_ascii=False).encode()
+        body = json.dumps({**job.payload, "delivery": held.job_id}, ensure_ascii=False).encode()
         db.commit()  # nothing held open while the receiver answers
-        mine = and_(
-            NotifyJob.id == job_id, NotifyJob.status == "running", NotifyJob.attempts == attempts
-        )
         try:
             post(url, body)
         except DeliveryError as error:
-            message = redaction.redact(f"try {attempts}: {error}")[:ERROR_MAX]
+            message = redaction.redact(f"try {held.attempts}: {error}")[:ERROR_MAX]
             done.errors.append(message)
-            if error.retryable and attempts < policy.max_attempts:
-                values: dict[str, Any] = {
-                    "status": "queued",
-                    "next_run_at": now + policy.delay(attempts),
-                    "last_error": message,
-                }
-                done.retrying += 1
-            else:
-                values = {"status": "failed", "last_error": message}
-                done.failed += 1
-            db.execute(update(NotifyJob).where(mine).values(**values))
-            db.commit()
-            log.warning("webhook notice %s: %s", job_id, message)
+            outcome = claims.fail(
+                db, NotifyJob, policy, held, message, retryable=error.retryable, now=at
+            )
+            if outcome in ("retrying", "failed"):
+                setattr(done, outcome, getattr(done, outcome) + 1)
+            log.warning("webhook notice %s: %s", held.job_id, message)
             continue
-        db.execute(update(NotifyJob).where(mine).values(status="done", last_error=None))
-        db.commit()
-        done.sent += 1
+        if claims.finish(db, NotifyJob, held, "sent", last_error=None):
+            done.sent += 1
     return done

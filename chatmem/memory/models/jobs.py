@@ -1,9 +1,14 @@
-"""Work done outside a request: auto-summaries, AI pre-reviews, webhook notices."""
+"""Work done outside a request: auto-summaries, AI pre-reviews, webhook notices.
+
+Every job table is a `LeasedJob`: a row a worker claims by lease
+(workers/claims.py holds the rules). The two that call a provider are
+`ProviderJob`s, which also keep how the job ended and what the call cost.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
@@ -19,30 +24,60 @@ from sqlalchemy.orm import Mapped, mapped_column
 from .base import Base, utcnow
 
 
-class SummaryJob(Base):
-    """A queued auto-summary: claimed by a worker, retried with back-off."""
+class LeasedJob:
+    """The columns a claim reads and writes: `attempts` is its fencing token."""
 
-    __tablename__ = "chatmem_summary_job"
-    __table_args__ = (Index("ix_chatmem_summary_job_due", "status", "next_run_at"),)
+    # What a claim hands the worker beside the job's id (the session, the entry).
+    subject: ClassVar[str | None] = None
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    session_id: Mapped[str] = mapped_column(
-        ForeignKey("chatmem_session.id", ondelete="CASCADE"), nullable=False, unique=True
-    )
     status: Mapped[str] = mapped_column(String(16), default="queued", nullable=False)
     attempts: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
     next_run_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
     claimed_at: Mapped[datetime | None] = mapped_column(DateTime)
     last_error: Mapped[str | None] = mapped_column(Text)
-    transcript: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
-    # How the job ended: JOB_OUTCOMES. `digest_only` ended without any
-    # provider call (the Cost card counts them as calls saved).
+
+    @classmethod
+    def ended(cls, outcome: str, at: datetime) -> dict[str, Any]:
+        """What else a job writes as it ends for good (done, failed or given up)."""
+        return {}
+
+
+class ProviderJob(LeasedJob):
+    """A job that calls the provider: how it ended, and the call's tokens for the Cost card."""
+
     outcome: Mapped[str | None] = mapped_column(String(16))
-    # The provider's usage for the summary call, when it reported it.
+    # The provider's count for the call that answered, when it reported one.
     input_tokens: Mapped[int | None] = mapped_column(Integer)
     output_tokens: Mapped[int | None] = mapped_column(Integer)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+    @classmethod
+    def ended(cls, outcome: str, at: datetime) -> dict[str, Any]:
+        return {"outcome": outcome, "finished_at": at}
+
+
+class SummaryJob(ProviderJob, Base):
+    """A queued auto-summary: claimed by a worker, retried with back-off.
+
+    Outcomes are JOB_OUTCOMES; `digest_only` ended without any provider call
+    (the Cost card counts them as calls saved).
+    """
+
+    __tablename__ = "chatmem_summary_job"
+    __table_args__ = (Index("ix_chatmem_summary_job_due", "status", "next_run_at"),)
+    subject = "session_id"
+
+    session_id: Mapped[str] = mapped_column(
+        ForeignKey("chatmem_session.id", ondelete="CASCADE"), nullable=False, unique=True
+    )
+    # A second copy of the conversation (redacted), kept only while a retry may need it.
+    transcript: Mapped[str | None] = mapped_column(Text)
+
+    @classmethod
+    def ended(cls, outcome: str, at: datetime) -> dict[str, Any]:
+        return {**super().ended(outcome, at), "transcript": None}
 
 
 # `skipped`: the session had a summary already (no provider call either, but
@@ -50,32 +85,21 @@ class SummaryJob(Base):
 JOB_OUTCOMES = ("summary", "digest_only", "skipped", "failed")
 
 
-class PreReviewJob(Base):
+class PreReviewJob(ProviderJob, Base):
     """A queued AI pre-review of one pending proposal (see workers/pre_review.py).
 
     Claimed, leased and retried like a summary job; it only ever writes the
-    entry's pre_review_* columns, never its status or text.
+    entry's pre_review_* columns, never its status or text. A refused answer
+    was paid for too: the Cost card counts its tokens.
     """
 
     __tablename__ = "chatmem_pre_review_job"
     __table_args__ = (Index("ix_chatmem_pre_review_job_due", "status", "next_run_at"),)
+    subject = "guidance_id"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
     guidance_id: Mapped[int] = mapped_column(
         ForeignKey("chatmem_guidance.id", ondelete="CASCADE"), nullable=False, unique=True
     )
-    status: Mapped[str] = mapped_column(String(16), default="queued", nullable=False)
-    attempts: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
-    next_run_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
-    claimed_at: Mapped[datetime | None] = mapped_column(DateTime)
-    last_error: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
-    # How it ended: PRE_REVIEW_OUTCOMES. Tokens are the provider's count of the
-    # call that answered (a refused answer was paid for too: the Cost card counts it).
-    outcome: Mapped[str | None] = mapped_column(String(16))
-    input_tokens: Mapped[int | None] = mapped_column(Integer)
-    output_tokens: Mapped[int | None] = mapped_column(Integer)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
 # `note`: stored; `refused`: the provider answered, but not with a note we keep
@@ -84,18 +108,11 @@ class PreReviewJob(Base):
 PRE_REVIEW_OUTCOMES = ("note", "refused", "skipped", "failed")
 
 
-class NotifyJob(Base):
+class NotifyJob(LeasedJob, Base):
     """A webhook delivery waiting to be sent, retried with back-off (see workers/webhook.py)."""
 
     __tablename__ = "chatmem_notify_job"
     __table_args__ = (Index("ix_chatmem_notify_job_due", "status", "next_run_at"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
     event: Mapped[str] = mapped_column(String(32), nullable=False)
     payload: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
-    status: Mapped[str] = mapped_column(String(16), default="queued", nullable=False)
-    attempts: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
-    next_run_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
-    claimed_at: Mapped[datetime | None] = mapped_column(DateTime)
-    last_error: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)

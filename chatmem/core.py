@@ -37,10 +37,11 @@ from .memory.models import Base
 from .memory.recall import search as _search  # noqa: F401 - create_all builds the recall indexes too
 from .memory.recall.ranked import RankedGuidance
 from .memory.recall.recall_page import Ordered
+from .memory.services import MemoryServices
 from .permissions import user_id_of, user_name_of
 from .settings import Settings
 from .state import AppState
-from .tools import CallContext, MemoryServices, Tool
+from .tools import CallContext, Tool
 from .workers import notices as _notices
 from .workers import sweep as _sweep
 from .workers.housekeeping import Housekeeping
@@ -60,7 +61,18 @@ class MemoryCore(HostHooks, Housekeeping):
             raise TypeError("ChatMemory needs db=<your flask_sqlalchemy.SQLAlchemy instance>.")
         super().__init__()
         self.db = db
-        _memory_tools.register(self.registry)
+        # The memory tools' collaborators are this object's own methods, which
+        # find the current app themselves: one set serves every app.
+        services = MemoryServices(
+            session=db.session,
+            can=self.can,
+            snapshot=self.snapshot,
+            approved_guidance=self.approved_guidance,
+            ranked_guidance=self.ranked_guidance,
+            recalled_marks=self.recalled_marks,
+            screen=self.screen,
+        )
+        _memory_tools.register(self.registry, services)
 
     # -- state --------------------------------------------------------------
 
@@ -82,15 +94,7 @@ class MemoryCore(HostHooks, Housekeeping):
         return self._state().settings
 
     def _build_state(self, settings: Settings) -> AppState:
-        services = MemoryServices(
-            session=self.db.session,
-            can=self.can,
-            approved_guidance=self.approved_guidance,
-            ranked_guidance=self.ranked_guidance,
-            recalled_marks=self.recalled_marks,
-            screen=self.screen,
-        )
-        return _app_state.build(self, self.db, services, settings)
+        return _app_state.build(self, self.db, settings)
 
     @property
     def server_name(self) -> str:
@@ -246,7 +250,6 @@ class MemoryCore(HostHooks, Housekeeping):
             user_name=user_name_of(user) if user is not None else "",
             channel=channel,
             settings=state.settings,
-            services=state.services,
             session_id=session_id,
         )
 

@@ -187,21 +187,18 @@ class Dispatcher:
         self.changes = changes
 
     def call(self, name: str, arguments: Any, context: CallContext) -> dict[str, Any]:
-        try:
-            call = self.prepare(name, arguments, context)
-            self.open_session(call)
-            granted = self.guard(call) if call.recorded else None
-            result = self.run(call)
-            self.record_success(call, granted)
-            self.session().commit()
-            return result if isinstance(result, dict) else {"result": result}
-        finally:
-            context.snapshot = None  # a reused context must not carry it to a later call
+        call = self.prepare(name, arguments, context)
+        self.open_session(call)
+        granted = self.guard(call) if call.recorded else None
+        result = self.run(call)
+        self.record_success(call, granted)
+        self.session().commit()
+        return result if isinstance(result, dict) else {"result": result}
 
     def prepare(self, name: str, arguments: Any, context: CallContext) -> Call:
         """Lookup, module switch, validation and authorization: nothing written yet."""
         tool = self.lookup(name)
-        snapshot = context.snapshot = context.snapshot or self.state.snapshot()
+        snapshot = self.state.snapshot()
         if tool.memory and not snapshot.memory_enabled:
             raise MemoryDisabled("Project memory is switched off on this site.")
         call = Call(context, tool, snapshot, validate(tool, arguments))

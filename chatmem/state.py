@@ -22,7 +22,6 @@ from .memory.recall.ranking import Analyzer
 from .memory.revalidation import Revalidator
 from .revision import RevisionCache
 from .settings import Settings
-from .tools import MemoryServices
 
 if TYPE_CHECKING:
     from flask_sqlalchemy import SQLAlchemy
@@ -39,7 +38,6 @@ class AppState:
     settings: Settings
     cache: RevisionCache
     dispatcher: Dispatcher
-    services: MemoryServices
     #: Marks guidance whose target changed (after a call, or the host's `target_changed`).
     changes: Revalidator
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -53,14 +51,8 @@ def request_store() -> dict[str, Any] | None:
     return request.environ if has_request_context() else None
 
 
-def build(
-    memory: HostHooks, db: SQLAlchemy, services: MemoryServices, settings: Settings
-) -> AppState:
-    """The per-app state: the dispatcher and its collaborators, put together once.
-
-    `services` are the facade's few methods the memory tools use; the facade
-    makes them, so this root never imports the facade back.
-    """
+def build(memory: HostHooks, db: SQLAlchemy, settings: Settings) -> AppState:
+    """The per-app state: the dispatcher and its collaborators, put together once."""
     cache = RevisionCache(
         db.session,
         settings.server_name,
@@ -91,6 +83,5 @@ def build(
         settings=settings,
         cache=cache,
         dispatcher=dispatcher,
-        services=services,
         changes=changes,
     )

@@ -11,7 +11,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 
@@ -24,14 +24,6 @@ from .json_schema import describe_error
 from .tool_names import tool_slug
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
-    from sqlalchemy.orm import Session as OrmSession
-
-    from .memory.recall.ranked import RankedGuidance
-    from .memory.recall.recall_page import Ordered
-    from .memory.screening import Flag
-    from .memory.switches import Snapshot
     from .settings import Settings
 
 log = logging.getLogger("chatmem")
@@ -42,42 +34,14 @@ NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _INTEGER_TEXT = re.compile(r"\s*[+]?\d{1,19}\s*")
 
 
-class Screen(Protocol):
-    """The poisoning screen for a proposal's fields (`ChatMemory.screen`)."""
-
-    def __call__(
-        self,
-        fields: dict[str, Any],
-        *,
-        entry_id: int | None = None,
-        snapshot: Snapshot | None = None,
-    ) -> list[Flag]: ...
-
-
-@dataclass(frozen=True)
-class MemoryServices:
-    """The few collaborators chatmem's own memory tools use; put together once per app.
-
-    A host tool needs none of them: it has its own database session and
-    permission checks.
-    """
-
-    #: The host's scoped session: called, it gives the current unit of work.
-    session: Callable[[], OrmSession]
-    can: Callable[[Any, str], bool]
-    approved_guidance: Callable[[Snapshot], Ordered[dict[str, Any]]]
-    ranked_guidance: Callable[[Snapshot], RankedGuidance]
-    recalled_marks: Callable[[], dict[int, datetime]]
-    screen: Screen
-
-
 @dataclass
 class CallContext:
     """Who is calling, from where, in which session; handed to tools that ask.
 
-    Narrow on purpose: the caller, the channel, the session, the app's
-    (frozen, read-only) settings, and the memory tools' few collaborators;
-    never the whole ChatMemory.
+    Narrow on purpose: the caller, the channel, the session and the app's
+    (frozen, read-only) settings; never the whole ChatMemory. chatmem's own
+    memory tools get their few collaborators when they are registered
+    (`memory/services.py`), not through this.
     """
 
     user: HostUser
@@ -85,15 +49,10 @@ class CallContext:
     user_name: str
     channel: str
     settings: Settings
-    services: MemoryServices
     session_id: str | None = None
     # A client's own name for its session (a REST `X-Chatmem-Session` header,
     # an MCP token's calls): the dispatcher finds or starts the session.
     session_key: str | None = None
-    # The state this call is checked against: read by the dispatcher unless
-    # the endpoint read it for this request already. A tool can use the
-    # per-revision caches with it without reading the state again.
-    snapshot: Snapshot | None = None
     # The caller's scope is read-only (a read-only API token): only read-only
     # tools may run. Checked here, so every channel gets it from one place.
     read_only: bool = False

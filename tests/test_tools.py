@@ -164,6 +164,18 @@ def test_a_tool_that_asks_for_the_context_gets_the_caller(memory: Any, editor: A
         "channel": "rest",
     }
     assert (seen[0].user is editor, seen[0].user_name) == (True, "editor")
+    # Narrow on purpose: the caller, the channel, the session and the settings;
+    # never the ChatMemory, its database or the memory tools' own collaborators.
+    assert sorted(vars(seen[0])) == [
+        "channel",
+        "read_only",
+        "session_id",
+        "session_key",
+        "settings",
+        "user",
+        "user_id",
+        "user_name",
+    ]
 
 
 def test_a_crashing_tool_is_logged_with_its_traceback(
@@ -188,7 +200,6 @@ def test_a_result_that_is_not_an_object_is_wrapped(memory: Any, editor: Any) -> 
 def test_a_reused_context_reads_the_state_again(memory: Any, admin: Any, editor: Any) -> None:
     context = memory.context_for(editor, channel="python")
     assert memory.dispatcher.call("recall", {}, context)["guidance"] == []
-    assert context.snapshot is None
     memory.set_setting("memory_enabled", False, actor=admin)
     with pytest.raises(ChatmemError) as caught:
         memory.dispatcher.call("recall", {}, context)

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ..errors import InvalidParams
-from ..text import Secrets, for_agents_record
+from ..text import Secrets
 from ..text.invisible import strip_invisible
 from ..tools import CallContext, Tool, ToolRegistry
 from . import guidance, notify, pre_review, screening, sessions, staleness
-from .fields import FIELDS_SCHEMA, TEXT_FIELD, TYPE_FIELD, WRITTEN
+from .fields import FIELDS_SCHEMA, TEXT_FIELD, TYPE_FIELD
 from .models import Session
 from .recall import recall as run_recall
 from .recall.recall_page import CURSOR_MAX, DEFAULT_LIMIT, LIMIT_MAX
+from .services import MemoryServices
 from .summary_prompt import SUMMARY_MAX
 
 TOPIC_MAX = 200
@@ -224,45 +226,39 @@ SUMMARY_OUTPUT: dict[str, Any] = {
 }
 
 
-def recall(context: CallContext, **filters: Any) -> dict[str, Any]:
+def recall(services: MemoryServices, context: CallContext, **filters: Any) -> dict[str, Any]:
     if filters.get("topic"):
         # A question is read, never stored: invisible characters (pasted, or
         # put there to split a word) are dropped, so "check\u200bout" is checkout.
         filters["topic"] = strip_invisible(filters["topic"])
-    approved = ranked = None
-    if context.snapshot is not None:
-        # The guidance half comes from the per-revision cache (no query, a
-        # topic ranked in memory), which was built through text.for_agents.
-        approved = context.services.approved_guidance(context.snapshot)
-        if filters.get("topic"):
-            ranked = context.services.ranked_guidance(context.snapshot)
+    # The guidance half comes from the per-revision cache (no query, a topic
+    # ranked in memory), which was built through text.for_agents.
+    snapshot = services.snapshot()
+    approved = services.approved_guidance(snapshot)
+    ranked = services.ranked_guidance(snapshot) if filters.get("topic") else None
     found = run_recall(
-        context.services.session(),
+        services.session(),
         approved=approved,
         ranked=ranked,
         min_match=context.settings.recall_min_match,
-        user_id=sessions_of(context),
+        user_id=sessions_of(services, context),
         **filters,
     )
-    if approved is None:
-        # Guidance may predate the text rules: nothing hidden reaches an agent.
-        found["guidance"] = [for_agents_record(g, WRITTEN) for g in found["guidance"]]
-    # Session records need no pass here: every summary and digest is written
-    # through the text rules (and migration 0005 cleaned older ones); a pass
-    # on every call made recall 1.2-1.7 times slower.
+    # Session records need no pass here: every summary and digest is written through
+    # the text rules (migration 0005 cleaned older ones); a pass made recall 1.2-1.7x slower.
     if filters.get("topic") and found["guidance"]:
         # Found by topic: in use, so not listed under Unused (staleness.py).
         staleness.note_recalled(
-            context.services.session(),
+            services.session(),
             (g["id"] for g in found["guidance"]),
-            noted=context.services.recalled_marks(),
+            noted=services.recalled_marks(),
         )
-    if context.services.can(context.user, "manage_options"):
-        found["guidance"] = guidance.with_hits(context.services.session(), found["guidance"])
+    if services.can(context.user, "manage_options"):
+        found["guidance"] = guidance.with_hits(services.session(), found["guidance"])
     return found
 
 
-def sessions_of(context: CallContext) -> str | None:
+def sessions_of(services: MemoryServices, context: CallContext) -> str | None:
     """Whose session records this caller may read: its own (a user id) or everyone's (None).
 
     A session summary is agent-written and unreviewed, and may quote private
@@ -270,18 +266,18 @@ def sessions_of(context: CallContext) -> str | None:
     """
     if context.settings.recall_sessions == "site":
         return None
-    if context.services.can(context.user, "manage_options"):
+    if services.can(context.user, "manage_options"):
         return None
     return context.user_id
 
 
-def _screened(context: CallContext, fields: dict[str, Any]) -> list[Any]:
+def _screened(services: MemoryServices, context: CallContext, fields: dict[str, Any]) -> list[Any]:
     """A proposal's flags; with CHATMEM_REJECTED_REPROPOSALS = refuse, rejected text is refused.
 
     Called for every proposal of a call before any is stored, so a refusal
     stores nothing (not the summary, not the other takeaways).
     """
-    flags = context.services.screen(fields, snapshot=context.snapshot)
+    flags = services.screen(fields, snapshot=services.snapshot())
     if context.settings.rejected_reproposals == "refuse":
         for flag in flags:
             if flag.code == "rejected_before":
@@ -292,17 +288,19 @@ def _screened(context: CallContext, fields: dict[str, Any]) -> list[Any]:
     return flags
 
 
-def _propose(context: CallContext, fields: dict[str, Any], flags: list[Any]) -> tuple[Any, bool]:
+def _propose(
+    services: MemoryServices, context: CallContext, fields: dict[str, Any], flags: list[Any]
+) -> tuple[Any, bool]:
     """Make a screened proposal: flagged ones wait for a person whatever the setting."""
     entry, created = guidance.propose(
-        context.services.session(),
+        services.session(),
         fields,
         session_id=context.session_id,
         actor_id=context.user_id,
         flags=[flag.code for flag in flags],
     )
     if created:  # curators hear of it once the call commits (notify.py)
-        notify.stage(context.services.session(), notify.proposal_notice(entry, context.user_name))
+        notify.stage(services.session(), notify.proposal_notice(entry, context.user_name))
     settings = context.settings
     if (
         created
@@ -311,25 +309,28 @@ def _propose(context: CallContext, fields: dict[str, Any], flags: list[Any]) -> 
         and settings.provider.name != "none"
     ):
         # Advice for the curator, written later by a job: never inside this call.
-        pre_review.queue(context.services.session(), entry.id)
+        pre_review.queue(services.session(), entry.id)
     return entry, created
 
 
-def remember(context: CallContext, **fields: Any) -> dict[str, Any]:
-    flags = _screened(context, fields)
-    entry, _created = _propose(context, fields, flags)
+def remember(services: MemoryServices, context: CallContext, **fields: Any) -> dict[str, Any]:
+    flags = _screened(services, context, fields)
+    entry, _created = _propose(services, context, fields, flags)
     return {"id": entry.id, "status": entry.status, "flags": [f.to_dict() for f in flags]}
 
 
 def save_session_summary(
-    context: CallContext, summary: str, takeaways: list[dict[str, str]] | None = None
+    services: MemoryServices,
+    context: CallContext,
+    summary: str,
+    takeaways: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
-    db = context.services.session()
+    db = services.session()
     proposed = 0
     flagged = []
-    screened = [(dict(t), _screened(context, dict(t))) for t in takeaways or ()]
+    screened = [(dict(t), _screened(services, context, dict(t))) for t in takeaways or ()]
     for index, (takeaway, flags) in enumerate(screened):
-        entry, created = _propose(context, takeaway, flags)
+        entry, created = _propose(services, context, takeaway, flags)
         proposed += created
         if flags:
             flagged.append(
@@ -344,7 +345,8 @@ def save_session_summary(
     return result
 
 
-def register(registry: ToolRegistry) -> None:
+def register(registry: ToolRegistry, services: MemoryServices) -> None:
+    """Register the three memory tools, each with `services` bound."""
     registry.register(
         Tool(
             name="recall",
@@ -358,7 +360,7 @@ def register(registry: ToolRegistry) -> None:
             ),
             input_schema=RECALL_INPUT,
             output_schema=RECALL_OUTPUT,
-            func=recall,
+            func=partial(recall, services),
             read_only=True,
             memory=True,
         )
@@ -376,7 +378,7 @@ def register(registry: ToolRegistry) -> None:
             input_schema=REMEMBER_INPUT,
             output_schema=REMEMBER_OUTPUT,
             written_text=REMEMBER_TEXT,
-            func=remember,
+            func=partial(remember, services),
             memory=True,
         )
     )
@@ -392,7 +394,7 @@ def register(registry: ToolRegistry) -> None:
             input_schema=SUMMARY_INPUT,
             output_schema=SUMMARY_OUTPUT,
             written_text=SUMMARY_TEXT,
-            func=save_session_summary,
+            func=partial(save_session_summary, services),
             memory=True,
         )
     )

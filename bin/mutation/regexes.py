@@ -17,7 +17,7 @@ from .hand_made import HandMutant
 from .targets import ROOT
 
 
-def _regex_literals(source: str) -> list[ast.Constant]:
+def regex_literals(source: str) -> list[ast.Constant]:
     """String literals that module-level code passes to `re.compile` or `_shape` as a pattern."""
     found: list[ast.Constant] = []
     for statement in ast.parse(source).body:
@@ -193,7 +193,7 @@ def regex_mutants(name: str, path: str) -> list[HandMutant]:
     """The regex operators' mutants of `path`'s module-level patterns."""
     source = (ROOT / path).read_text()
     made: list[HandMutant] = []
-    for node in _regex_literals(source):
+    for node in regex_literals(source):
         segment = ast.get_source_segment(source, node)
         if segment is None or source.count(segment) != 1:
             continue

@@ -191,6 +191,11 @@ TARGETS = {
     "tasks": Target(
         "chatmem/memory/tasks.py", ("tests/test_mcp_tasks.py", "tests/test_tasks_domain.py")
     ),
+    # Job claims: a leased, fenced compare-and-set; a dead worker's job taken again, then given up.
+    "claims": Target(
+        "chatmem/workers/claims.py",
+        ("tests/test_summary_jobs.py", "tests/test_pre_review.py", "tests/test_notify.py"),
+    ),
     # Memory change notifications: told once, of what changed, to whom may read it.
     "subscriptions": Target(
         "chatmem/http/mcp/subscriptions.py",

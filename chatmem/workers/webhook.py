@@ -2,10 +2,10 @@
 
 The notices and their outbox rows are made in `memory/notify.py`, in the
 transaction that made the work; this worker sends them, from the sweep, with
-each row claimed (a leased compare-and-set, `claims`) just before it is sent. The webhook follows
-no redirects: a 3xx is a failed delivery, retried with the back-off and then
-given up, so a receiver (or whoever took over its address) cannot bounce the
-notices to another host.
+each row claimed (a leased compare-and-set, `claims`) just before it is sent.
+The webhook follows no redirects: a 3xx is a failed delivery, retried with the
+back-off and then given up, so a receiver (or whoever took over its address)
+cannot bounce the notices to another host.
 """
 
 from __future__ import annotations
@@ -113,13 +113,13 @@ def deliver_due(
     a notice twice in that case; `delivery` in the body tells them apart.
     """
     done = Sent()
-    sent = 0
-    while sent < limit:
+    claimed = 0
+    while claimed < limit:
         at = now or utcnow()
         held = claims.claim_one(db, NotifyJob, policy, now=at)
         if held is None:
             break
-        sent += 1
+        claimed += 1
         job = db.get(NotifyJob, held.job_id)
         if job is None:
             continue

@@ -91,10 +91,10 @@ def test_a_steady_state_recall_reads_three_rows_and_writes_nothing(
         for _ in range(3):
             recalled(client, token, session_id)
     assert seen and set(seen) == {"SELECT"}, seen
-    # Per call: the state row, the session (the endpoint's look-up; the
-    # dispatcher's reuses it), the newest records. The token and the guidance
-    # come from the per-revision caches.
-    assert len(seen) == 3 * 3, seen
+    # Per call: the state row and the session in one statement (the endpoint's
+    # look-up; the dispatcher's reuses it), then the newest records. The token
+    # and the guidance come from the per-revision caches.
+    assert len(seen) == 2 * 3, seen
 
 
 def test_with_the_rate_limit_on_the_database_sees_no_write(app: Flask, make_token: Any) -> None:
@@ -108,7 +108,7 @@ def test_with_the_rate_limit_on_the_database_sees_no_write(app: Flask, make_toke
         for _ in range(3):
             recalled(client, token, session_id)
     assert seen and set(seen) == {"SELECT"}, seen
-    assert len(seen) == 3 * 3, seen
+    assert len(seen) == 2 * 3, seen
 
 
 def test_a_revoked_token_is_refused_by_every_worker_on_its_next_request(

@@ -126,6 +126,11 @@ def lookup(db: OrmSession, session_id: str) -> Row[Any] | None:
     return row
 
 
+def remember(db: OrmSession, session_id: str, row: Row[Any] | None) -> None:
+    """Keep a `lookup` row read by another statement, for the rest of this transaction."""
+    db.info[_MEMO] = (db.get_transaction(), session_id, row)
+
+
 def get_open(db: OrmSession, session_id: str, *, user_id: str) -> Row[Any]:
     """A session the user may add calls to (its `lookup` row); others' sessions look absent."""
     session = lookup(db, session_id)

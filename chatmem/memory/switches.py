@@ -87,6 +87,11 @@ def current(db: OrmSession, kept: MutableMapping[str, Any] | None) -> Snapshot:
     return snapshot
 
 
+def keep(kept: MutableMapping[str, Any], snapshot: Snapshot) -> None:
+    """Keep a state the request read itself (in a statement of its own) as `current` would."""
+    kept[_REQUEST_KEY] = (_bumped(), snapshot)
+
+
 def forget(kept: MutableMapping[str, Any] | None) -> None:
     """Drop the state a request kept: a long-lived request (a listen stream) reads afresh."""
     if kept is not None:

@@ -16,16 +16,72 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sqlalchemy import bindparam, select
+
 from ...identity import HostUser
-from ...memory import sessions
+from ...memory import reads, sessions, switches
+from ...memory.models import Session, State
 from ...permissions import user_id_of
+from ...state import request_store
 
 if TYPE_CHECKING:
     from ...core import MemoryCore
 
 
+# The request's state row and its session's `sessions.lookup` columns in one
+# statement: on PostgreSQL one round trip instead of two (built once).
+_STATE_AND_SESSION = (
+    select(
+        State.revision,
+        State.memory_enabled,
+        State.require_approval,
+        State.auto_summarize,
+        Session.user_id,
+        Session.channel,
+        Session.ended_at,
+        Session.last_seen_at,
+    )
+    .select_from(State)
+    .outerjoin(Session, Session.id == bindparam("session_id"))
+    .where(State.id == switches.STATE_ID)
+)
+
+
 class SessionGone(Exception):
     """The session id is unknown, another user's, or ended: HTTP 404."""
+
+
+def _sane(session_id: str) -> bool:
+    # Ids we issue are short and printable: anything else (NUL included, which
+    # PostgreSQL could not even compare) names no session.
+    return len(session_id) <= 64 and session_id.isprintable()
+
+
+def prefetch(memory: MemoryCore, session_id: str) -> None:
+    """Read the request's state and its session in one statement, before the token check.
+
+    The state is kept for the request as `switches.current` keeps it (the
+    token check and the call read it from there) and the session row as
+    `sessions.lookup` keeps it (for this transaction only: a commit in
+    between, such as the token's use being noted, reads it again). Whether the
+    session may be used is still `resolve`'s to say, after the token check.
+    """
+    kept = request_store()
+    if kept is None or not _sane(session_id):
+        return
+    db = memory.db.session()
+    row = reads.first(db, _STATE_AND_SESSION, {"session_id": session_id})
+    if row is None:
+        return  # no state row yet: the usual reads say what a fresh database has
+    switches.keep(
+        kept,
+        switches.Snapshot(
+            row.revision, row.memory_enabled, row.require_approval, row.auto_summarize
+        ),
+    )
+    # The row has `lookup`'s columns by name; no user means the join found no
+    # session (a session always has one).
+    sessions.remember(db, session_id, row if row.user_id is not None else None)
 
 
 def resolve(memory: MemoryCore, user: HostUser, session_id: str) -> None:
@@ -34,10 +90,7 @@ def resolve(memory: MemoryCore, user: HostUser, session_id: str) -> None:
     Commits only when the touch wrote, so a read-only call stays read-only.
     """
     db = memory.db.session()
-    # Ids we issue are short and printable: anything else (NUL included, which
-    # PostgreSQL could not even compare) names no session.
-    sane = len(session_id) <= 64 and session_id.isprintable()
-    session = sessions.lookup(db, session_id) if sane else None
+    session = sessions.lookup(db, session_id) if _sane(session_id) else None
     if (
         session is None
         or session.user_id != user_id_of(user)

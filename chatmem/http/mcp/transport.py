@@ -68,6 +68,7 @@ def endpoint() -> Response:
         return refusal(method_not_allowed(["POST", "DELETE"]))
     try:
         try:
+            _prefetch_session()
             who = bearer()
             if request.method == "DELETE":
                 return end_session(who)
@@ -106,9 +107,22 @@ def end_session(who: Bearer) -> Response:
 
 def _notification_stream() -> bool:
     """A GET is a handshake-era session's notification stream; 2026-07-28 has no GET."""
+    return _session_id_sent()
+
+
+def _session_id_sent() -> bool:
+    """A handshake-era request naming its session, which is then checked on every call."""
     return bool(header("Mcp-Session-Id")) and (
         header("MCP-Protocol-Version") not in rpc.MODERN_VERSIONS
     )
+
+
+def _prefetch_session() -> None:
+    """The state row and the named session in one read, when the token check will read the
+    state (a bearer token was sent) and `resolve` the session."""
+    sent = (request.headers.get("Authorization") or "").strip()
+    if sent[:7].lower() == "bearer " and _session_id_sent():
+        mcp_sessions.prefetch(current_memory(), header("Mcp-Session-Id") or "")
 
 
 def notifications(who: Bearer) -> Response:

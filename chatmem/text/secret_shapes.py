@@ -203,7 +203,7 @@ _SHAPES: tuple[_Shape, ...] = (
     ),
     # only the user:password part, so the link still says where it pointed
     # (literal text first is searched for fast; a lookbehind is tried at every position)
-    _shape("url_credentials", ("://",), r"://(?P<secret>[^\s/?#@:\"']*+:[^\s/?#@\"']++)(?=@)"),
+    _shape("url_credentials", ("://",), r"://(?P<secret>[^\s/?#:\"']*+:[^\s/?#@\"']++)(?=@)"),
     _shape(  # a key as the whole user info: https://<key>@sentry.io/1
         "url_credentials",
         ("://",),

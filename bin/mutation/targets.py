@@ -194,7 +194,12 @@ TARGETS = {
     # Job claims: a leased, fenced compare-and-set; a dead worker's job taken again, then given up.
     "claims": Target(
         "chatmem/workers/claims.py",
-        ("tests/test_summary_jobs.py", "tests/test_pre_review.py", "tests/test_notify.py"),
+        (
+            "tests/test_job_claims.py",
+            "tests/test_summary_jobs.py",
+            "tests/test_pre_review.py",
+            "tests/test_notify.py",
+        ),
     ),
     # Memory change notifications: told once, of what changed, to whom may read it.
     "subscriptions": Target(

@@ -70,7 +70,7 @@ HAND_MADE = [
     HandMutant("secret_shapes", r'r"cm_[A-Za-z0-9_-]{20,}"', r'r"cm_[A-Za-z0-9]{20,}"'),
     HandMutant("secret_shapes", '"IA", "AIza"', '"AIza"'),
     # A link's password only after https:// (not http://, redis://, postgres://, ...).
-    HandMutant("secret_shapes", r'r"://(?P<secret>[^\s/?#@:', r'r"https://(?P<secret>[^\s/?#@:'),
+    HandMutant("secret_shapes", r'r"://(?P<secret>[^\s/?#:', r'r"https://(?P<secret>[^\s/?#:'),
     HandMutant(
         "secret_shapes", r'("url_credentials", ("://",)', r'("url_credentials", ("https://",)'
     ),

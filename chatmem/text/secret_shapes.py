@@ -327,6 +327,7 @@ _GATES = (
     *("oauth", "OAUTH"),  # the lower- and upper-case forms `Auth` misses
     *("assword>", "ecret>", "oken>", "ey>", "1000.", "00D", "/v2/", "/v3/", "/hooks/", "/webhook"),
     *("PDO", "mysqli", "IDENTIFIED", "identified", "PASSWORD", "net use", "connect"),
+    "Credential",  # C#'s `new NetworkCredential("alice", "…")` holds none of the above
 )
 _LONG_TOKEN = re.compile(r"(?<![\w.=+/~-])[\w.=+/~-]{16,}")
 _SHORTEST_TOKEN = 16  # the shapes without an anchor find nothing shorter

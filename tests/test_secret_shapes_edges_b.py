@@ -174,3 +174,15 @@ def test_curl_does_not_reach_past_its_command(joint: str) -> None:
 def test_an_htpasswd_batch_password_is_the_third_word(end: str) -> None:
     text = f"htpasswd -b /etc/nginx/.htpasswd alice S3cretPw{end}"
     redacted_as("password", text, "S3cretPw")
+
+
+@pytest.mark.parametrize(
+    ("text", "password"),
+    [
+        ('curl -u "o\'brien:Passw0rd9" https://api.example', "Passw0rd9"),  # an apostrophe
+        ("curl -u 'admin':'Passw0rd9' https://api.example", "'Passw0rd9'"),  # quoted apart
+        ('curl -u "admin":"Passw0rd9" https://api.example', '"Passw0rd9"'),
+    ],
+)
+def test_a_curl_user_with_quotes_of_its_own_keeps_no_password(text: str, password: str) -> None:
+    redacted_as("password", text, password)

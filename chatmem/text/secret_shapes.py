@@ -283,7 +283,7 @@ _SHAPES: tuple[_Shape, ...] = (
         r"|\b(?:docker|podman|helm|nerdctl)\s+(?:registry\s+)?login\b[^\n|;&]*?\s-p\s+"
         r"|(?i:\bpsexec(?:64)?(?:\.exe)?)\b[^\n|;&]*?\s-p\s+"
         r"|(?i:\b(?:cmdkey|net\s+use|schtasks|runas)\b)[^\n|;&]*?\s/(?:pass|p|rp|password)[:\s]\s*"
-        r"|\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s+['\"]?[^\s:'\"]+:"
+        r"|\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s+['\"]?[^\s:]+:"
         r"|\bhtpasswd\s+-\w*b\w*\s+(?:-\w+\s+)*(?:\S+\s+){2}"
         r"|(?i:ConvertTo-SecureString)\s+(?:-String\s+)?"
         r"|(?i:\bIDENTIFIED\s+BY\s+|\bWITH\s+(?:ENCRYPTED\s+)?PASSWORD\s+)"

@@ -166,3 +166,21 @@ def test_a_plain_csharp_network_credential_keeps_no_password() -> None:
         'var c = new NetworkCredential("alice", "S3cretPw!");',
         '"S3cretPw!"',
     )
+
+
+RANDOM_B64 = "Kx9mP2vQ7wR4tY8uZ3nB6cD1Hq3Lw8Zt2Nc5Vb7Xk4Jm9P"
+
+
+@pytest.mark.parametrize("symbol", ["+", "/", "_", "-", "~"])
+def test_a_random_token_that_begins_with_a_symbol_is_redacted_symbol_and_all(symbol: str) -> None:
+    redacted_as("random_token", f"I pasted {symbol}{RANDOM_B64} into the form", symbol + RANDOM_B64)
+
+
+@pytest.mark.parametrize("end", [".", ". Next", ".\n"])
+def test_a_padded_random_token_at_the_end_of_a_sentence_is_redacted(end: str) -> None:
+    redacted_as("random_token", f"I pasted {RANDOM_B64}=={end}", RANDOM_B64 + "==")
+
+
+def test_a_flag_or_a_dotted_name_after_padding_is_no_token_start() -> None:
+    untouched("run --some-long-flag-name-here now")
+    untouched(f"x {RANDOM_B64}==.def")  # a dotted name goes on after the padding: not a token

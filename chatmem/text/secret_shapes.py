@@ -314,7 +314,10 @@ _SHAPES: tuple[_Shape, ...] = (
     _shape(
         "random_token",
         (),
-        r"(?<![A-Za-z0-9+/_.~-])[A-Za-z0-9][A-Za-z0-9+/_.~-]{15,}+={0,2}(?![A-Za-z0-9+/=_.~-])",
+        # It may begin with one symbol (a base64 value does one time in 32) and end
+        # its padding at a full stop: "… key +Kx9…Jm9P==." is the key and the stop.
+        r"(?<![A-Za-z0-9+/_.~-])[+/_~-]?[A-Za-z0-9][A-Za-z0-9+/_.~-]{15,}+={0,2}"
+        r"(?![A-Za-z0-9+/=_~-]|\.[A-Za-z0-9+/=_~-])",
         _random_token,
     ),
 )

@@ -14,18 +14,9 @@ from __future__ import annotations
 import pytest
 
 from chatmem.text import redaction
+from tests.redaction_checks import redacted_as, untouched
 
 pytestmark = pytest.mark.db_free  # pure text functions
-
-
-def redacted_as(kind: str, text: str, secret: str) -> None:
-    """`text` comes back with `secret` (and nothing else) replaced by its kind."""
-    assert secret in text
-    assert redaction.scan(text) == (text.replace(secret, f"[redacted:{kind}]"), [kind])
-
-
-def untouched(text: str) -> None:
-    assert redaction.scan(text) == (text, [])
 
 
 # -- NetworkCredential(user, password[, domain]): the second argument, in either quote ----

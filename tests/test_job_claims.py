@@ -34,6 +34,14 @@ def notices(db: Any, count: int, *, at: Any = None) -> list[int]:
     return [row.id for row in rows]
 
 
+def summary_job(memory: Any, db: Any, editor: Any) -> SummaryJob:
+    """A queued summary job for a new session of `editor`, with a transcript to send."""
+    job = SummaryJob(session_id=memory.start_session(editor, "chat"), transcript="t")
+    db.session.add(job)
+    db.session.commit()
+    return job
+
+
 def state(db: Any, table: Any, job_id: int) -> tuple[str, int, Any]:
     db.session.expire_all()
     row = db.session.get(table, job_id)
@@ -121,9 +129,7 @@ def test_a_given_up_job_stays_given_up_when_its_slow_worker_finishes(
     memory: Any, db: Any, editor: Any
 ) -> None:
     policy = Policy(lease=LEASE, max_attempts=1)
-    job = SummaryJob(session_id=memory.start_session(editor, "chat"), transcript="t")
-    db.session.add(job)
-    db.session.commit()
+    job = summary_job(memory, db, editor)
     t0 = utcnow()
     slow = claims.claim_one(db.session(), SummaryJob, policy, now=t0)
     assert slow is not None
@@ -183,9 +189,7 @@ def test_a_released_job_is_as_it_was_before_the_claim(db: Any) -> None:
 def test_a_failed_try_that_is_not_retried_ends_the_job_then(
     memory: Any, db: Any, editor: Any
 ) -> None:
-    job = SummaryJob(session_id=memory.start_session(editor, "chat"), transcript="t")
-    db.session.add(job)
-    db.session.commit()
+    summary_job(memory, db, editor)
     t0 = utcnow()
     held = claims.claim_one(db.session(), SummaryJob, POLICY, now=t0)
     assert held is not None
@@ -216,9 +220,7 @@ def test_a_job_ended_without_a_call_is_committed_even_as_the_runs_last(
     memory: Any, db: Any, editor: Any
 ) -> None:
     """Auto-summarize is off: the due job ends digest only, and stays ended for other workers."""
-    job = SummaryJob(session_id=memory.start_session(editor, "chat"), transcript="t")
-    db.session.add(job)
-    db.session.commit()
+    job = summary_job(memory, db, editor)
     job_id = job.id
     assert memory.run_due_jobs(limit=1, now=utcnow()).skipped == 1
     db.session.remove()  # what the request or command does next: nothing uncommitted survives

@@ -363,6 +363,10 @@ class WorkerKilled(BaseException):
     """The sending worker dies mid-POST (a SIGKILL, as far as the outbox can tell)."""
 
 
+def die(url: str, body: bytes) -> None:
+    raise WorkerKilled
+
+
 def test_a_worker_killed_while_sending_charges_only_the_notice_in_flight(
     app: Flask, receiver: Receiver
 ) -> None:
@@ -370,9 +374,6 @@ def test_a_worker_killed_while_sending_charges_only_the_notice_in_flight(
     for n in range(3):
         work(app, lambda m, db, n=n: remember(m, text=f"Fact number {n} for the outbox."))
     now = utcnow()
-
-    def die(url: str, body: bytes) -> None:
-        raise WorkerKilled
 
     def send_dying(memory: Any, db: Any) -> None:
         policy = memory.job_policy()
@@ -405,9 +406,6 @@ def test_a_notice_that_keeps_killing_its_worker_is_given_up(app: Flask, receiver
     )
     work(app, lambda m, db: remember(m))
     now = utcnow()
-
-    def die(url: str, body: bytes) -> None:
-        raise WorkerKilled
 
     for _ in range(2):  # two workers die in turn under it
         with pytest.raises(WorkerKilled):

@@ -24,9 +24,10 @@ HEX32 = "f59d3a7c2b8e41f09c6d5e7a8b9c0d1e"
 
 
 def test_a_digest_labelled_sha256_after_a_prefix_is_no_secret() -> None:
-    # the label's last eight characters are `sha256: `: a digest, whatever precedes it
+    # a label ending in `sha256:` names a digest, whatever precedes it
     untouched(f"image_sha256: {B64}")
     untouched(f"layer.sha256: {B64}")
+    untouched("sha256:" + " " * 20 + B64)  # the label is read as far back as a name is
 
 
 @pytest.mark.parametrize("label", ["Marsha: ", "sent to Natasha: ", "Pasha1= "])
@@ -38,6 +39,13 @@ def test_a_name_more_than_80_characters_before_the_value_is_not_read() -> None:
     # a one-case key counts only under a name close to it (80 characters back)
     redacted_as("random_token", "postmark" + " " * 76 + f'= "{HEX32}"', HEX32)
     untouched("postmark" + " " * 77 + f'= "{HEX32}"')
+
+
+def test_a_one_case_key_after_a_run_of_spaces_is_still_assigned() -> None:
+    # `=` is read as far back as the name is, not only in the last few characters
+    redacted_as("random_token", "postmark=" + " " * 40 + HEX32, HEX32)
+    redacted_as("random_token", "postmark:" + " " * 60 + f'"{HEX32}"', HEX32)
+    untouched("notes about postmark" + " " * 40 + HEX32)  # no `=`: a one-case hex alone
 
 
 @pytest.mark.parametrize("name", ["postmark.", "postmark-", "settings.postmark.", "x-postmark-"])

@@ -80,7 +80,8 @@ def _random_token(match: re.Match[str]) -> bool:
     value = match.group()
     if _DIGITS.search(value) is None:
         return False  # every branch below wants digits; most words and paths have none
-    before = match.string[max(0, match.start() - 8) : match.start()]
+    # as far back as a name is read: `postmark=` then a run of spaces still assigns
+    before = match.string[max(0, match.start() - _LOOK_BACK) : match.start()]
     if _NOT_A_SECRET_BEFORE.search(before) or _HASH_PREFIX.match(value):
         return False
     assigned = bool(_ASSIGNED_BEFORE.search(before))
@@ -97,7 +98,7 @@ def _random_token(match: re.Match[str]) -> bool:
     # else it is: a hash, a commit, an id.
     if not assigned or min(upper, lower) and not _UUID.fullmatch(value):
         return False
-    name = _NAME_BEFORE.search(match.string, max(0, match.start() - 80), match.start())
+    name = _NAME_BEFORE.search(match.string, max(0, match.start() - _LOOK_BACK), match.start())
     if name is None or _NOT_A_KEY_NAME.search(name.group("name")):
         return False
     letters = upper + lower
@@ -142,7 +143,9 @@ _LOWER_RUN = re.compile(r"[a-z]{8,}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
 _HASH_PREFIX = re.compile(r"(?i)(?:sha|md|blake|crc|sri|x86|amd|arm|utf|iso|rfc|cve)\d*[_-]")
-_NOT_A_SECRET_BEFORE = re.compile(r"(?i)(?:base64,|sha\d{3}-|data:|\bsha\d*[:=]\s*)$")
+# `image_sha256: ` labels a digest, `Marsha: ` does not
+_NOT_A_SECRET_BEFORE = re.compile(r"(?i)(?:base64,|sha\d{3}-|data:|(?<![a-z])sha\d*[:=]\s*)$")
+_LOOK_BACK = 80  # characters before a token where its name and `=` are read
 _NAME_BEFORE = re.compile(r"(?P<name>[\w.-]+)[\"'`\]]*[ \t]*(?::=|=>|[:=])[ \t]*[\"'`]?$")
 # Names whose random-looking value is no secret: hashes, commits, ids, versions.
 _NOT_A_KEY_NAME = re.compile(

@@ -20,7 +20,9 @@ size, the peer's entity count.
 Each chatmem figure comes with its floor: the same answers replayed with no
 work by `bench/mcp_replay.py` (waitress, as chatmem-demo), called through the
 same client in the same rounds. Peer p50 over floor p50 is the best ratio any
-server could reach behind this client and HTTP hop.
+server could reach behind this client and HTTP hop. Between the two, the
+host's Flask: the demo's own app, its hooks run, answering the same replayed
+answers (`bench/flask_floor.py`), so chatmem over it is chatmem's own work.
 
 Also prints the chatmem-demo process's RSS (one worker: waitress threads in
 one process) before its first call and after, with the 10,000 approved
@@ -224,6 +226,22 @@ def start_replay(upstream: str, port: int) -> subprocess.Popen[bytes]:
     return process
 
 
+def start_flask_floor(
+    url: str, instance: Path, upstream: str, port: int
+) -> subprocess.Popen[bytes]:
+    """bench/flask_floor.py: the demo's Flask app, its hooks, chatmem's answers replayed."""
+    floor = Path(__file__).with_name("flask_floor.py")
+    process = subprocess.Popen(
+        [sys.executable, str(floor), "--upstream", upstream, "--port", str(port)]
+        + ["--database-url", url, "--instance-path", str(instance)],
+        env={**os.environ, "CHATMEM_RATE_LIMIT_PER_MINUTE": "0"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_for_port(process, port)
+    return process
+
+
 def install_peer(folder: Path) -> Path:
     subprocess.run(
         ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(folder), PEER],
@@ -253,6 +271,7 @@ class Timings:
     chatmem: list[float] = field(default_factory=list)
     peer: list[float] = field(default_factory=list)
     floor: list[float] = field(default_factory=list)
+    flask_floor: list[float] = field(default_factory=list)
     chatmem_bytes: int = 0
     peer_bytes: int = 0
 
@@ -260,6 +279,7 @@ class Timings:
 async def compare(
     mcp_url: str,
     floor_url: str,
+    flask_floor_url: str,
     token: str,
     peer: StdioServerParameters,
     own: dict[str, int],
@@ -270,12 +290,15 @@ async def compare(
     async with (
         httpx2.AsyncClient(headers=headers, timeout=120) as http,
         httpx2.AsyncClient(headers=headers, timeout=120) as http_floor,
+        httpx2.AsyncClient(headers=headers, timeout=120) as http_flask,
     ):
         transport = streamable_http_client(mcp_url, http_client=http)
         replayed = streamable_http_client(floor_url, http_client=http_floor)
+        in_flask = streamable_http_client(flask_floor_url, http_client=http_flask)
         async with (
             Client(transport, read_timeout_seconds=120) as ours,
             Client(replayed, read_timeout_seconds=120) as floor,
+            Client(in_flask, read_timeout_seconds=120) as flask_floor,
             Client(peer, read_timeout_seconds=120) as theirs,
         ):
 
@@ -303,6 +326,7 @@ async def compare(
                     await chatmem(topic)
                     await peer_call(topic)
                     await recall(floor, topic)
+                    await recall(flask_floor, topic)
             for topic in TOPICS:
                 timings = results[topic] = Timings()
                 for _ in range(calls):
@@ -311,6 +335,7 @@ async def compare(
                     took, timings.peer_bytes = await peer_call(topic)
                     timings.peer.append(took)
                     timings.floor.append((await recall(floor, topic))[0])
+                    timings.flask_floor.append((await recall(flask_floor, topic))[0])
     return results
 
 
@@ -331,20 +356,24 @@ def main() -> None:
         graph = work / "memory.jsonl"
         peer_file(graph)
         token, own = seed_chatmem(url, work / "instance")
-        port, floor_port = free_port(), free_port()
+        port, floor_port, flask_port = free_port(), free_port(), free_port()
         mcp_url = f"http://127.0.0.1:{port}/chatmem/mcp"
         demo = start_demo(url, work / "instance", port)
         replay = start_replay(mcp_url, floor_port)
+        in_flask = start_flask_floor(url, work / "instance", mcp_url, flask_port)
         try:
             idle = rss_mib(demo.pid)
             peer = StdioServerParameters(
                 command="node", args=[str(peer_js)], env={"MEMORY_FILE_PATH": str(graph)}
             )
             floor_url = f"http://127.0.0.1:{floor_port}/chatmem/mcp"
-            results = asyncio.run(compare(mcp_url, floor_url, token, peer, own, args.calls))
+            flask_url = f"http://127.0.0.1:{flask_port}/floor/mcp"
+            results = asyncio.run(
+                compare(mcp_url, floor_url, flask_url, token, peer, own, args.calls)
+            )
             cached = rss_mib(demo.pid)
         finally:
-            for process in (replay, demo):
+            for process in (in_flask, replay, demo):
                 process.terminate()
                 process.wait(timeout=30)
         for topic, timings in results.items():
@@ -363,6 +392,16 @@ def main() -> None:
                 f"(every match); floor: chatmem's answers replayed with no work "
                 f"(bench/mcp_replay.py); {args.calls} calls each, interleaved",
                 ">= 10x",
+            )
+            in_flask = statistics.median(timings.flask_floor)
+            line(
+                f"floor {kind} topic={topic!r} [{name}]",
+                f"{ours / floor:.2f}x  (chatmem p50 {ms(ours)} over floor p50 {ms(floor)}; "
+                f"the host's Flask p50 {ms(in_flask)}: {in_flask / floor:.2f}x the floor, "
+                f"chatmem {ours / in_flask:.2f}x the host's Flask)",
+                "the host's Flask: the demo's app with its hooks answering the same replayed "
+                "answers (bench/flask_floor.py)",
+                "<= 1.5x",
             )
         line(
             f"chatmem-demo RSS [{name}]",

@@ -294,3 +294,57 @@ def test_expired_tasks_not_yet_swept_do_not_hide_an_older_live_one(db: Any) -> N
     db.session.commit()
     page = tasks.listed(db.session(), str(EDITOR.id), after=None, limit=2)
     assert [task.id for task in page] == ["live"]
+
+
+def test_a_task_cancelled_after_this_request_read_it_is_not_run(
+    app: Any, db: Any, memory: Any, other_request: Session
+) -> None:
+    """This request read the task working and its grant allowed; another cancelled both
+    before the claim: the claim takes only a task still working, so nothing runs."""
+    rule = ask(db)
+    now = at_second()
+    request_id = allowed_call(db, rule, now)
+    task = task_of(db, request_id)
+    before = outcomes(db)  # (it expires what the session holds: read the two below after it)
+    assert (task.status, task.run_at) == (tasks.WORKING, None)  # as this request read it
+    assert db.session.get(HeldCall, request_id).state == "allowed"
+    theirs = other_request.get(Task, task.id)
+    assert theirs is not None
+    tasks.cancel(other_request, theirs, actor_id=str(EDITOR.id))
+    polled = tasks.advance(db.session(), task, run_as_editor(memory), now=now)
+    assert (polled.status, polled.run_at) == (tasks.CANCELLED, None)
+    assert outcomes(db) == [*before, "cancelled"]  # the withdrawal only: no call made or held
+    assert title_of(app, db, 3) != CALL["title"]
+
+
+@pytest.mark.parametrize(
+    ("asked", "kept"),
+    [(1, 1000), (999, 1000), (1000, 1000), (1001, 1001), (tasks.TTL_MAX_MS + 1, tasks.TTL_MAX_MS)],
+)
+def test_a_ttl_is_kept_between_a_second_and_the_cap(asked: int, kept: int) -> None:
+    assert tasks.ttl_of(asked) == kept
+
+
+def test_a_held_calls_new_task_was_last_updated_when_it_was_made(
+    db: Any, memory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One clock read dates it: createdAt and lastUpdatedAt are the same instant."""
+    ask(db)
+    request_id = held_call(memory)
+    made_at = at_second() - timedelta(minutes=5)
+    monkeypatch.setattr(tasks, "utcnow", lambda: made_at)
+    task_id = task_of(db, request_id).id
+    db.session.expire_all()
+    row = db.session.get(Task, task_id)
+    assert (row.created_at, row.updated_at) == (made_at, made_at)
+
+
+def test_a_task_is_gone_at_the_instant_its_ttl_ends(db: Any, memory: Any) -> None:
+    """As the sweep reckons it (`expire_due`): found until the end, not at it."""
+    ask(db)
+    task = task_of(db, held_call(memory))
+    ends = task.created_at + timedelta(milliseconds=task.ttl_ms)
+    user = str(EDITOR.id)
+    assert tasks.find(db.session(), task.id, user, now=ends - timedelta(microseconds=1)) == task
+    with pytest.raises(ChatmemError, match="past its ttl"):
+        tasks.find(db.session(), task.id, user, now=ends)

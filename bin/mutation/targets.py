@@ -208,7 +208,11 @@ TARGETS = {
     # Memory change notifications: told once, of what changed, to whom may read it.
     "subscriptions": Target(
         "chatmem/http/mcp/subscriptions.py",
-        ("tests/test_mcp_subscriptions.py", "tests/test_mcp_subscriptions_client.py"),
+        (
+            "tests/test_mcp_subscriptions.py",
+            "tests/test_mcp_subscriptions_edges.py",
+            "tests/test_mcp_subscriptions_client.py",
+        ),
     ),
 }
 

@@ -105,8 +105,8 @@ NAME = "Kx9mP2vQ7wR4tY8uZ3nB6cD1"  # random-looking: mixed case and digits, 24 c
 VALUE = "1Dc6Bn3Zu8Yt4Rw7Qv2Pm9xK"
 
 
-@pytest.mark.parametrize("first", ["A", "a", "7"])
-@pytest.mark.parametrize("equals", ["=", "==="])
+@pytest.mark.parametrize("first", ["A", "a", "7", "+", "/", "_", "~", "-"])
+@pytest.mark.parametrize("equals", ["=", "==", "==="])
 def test_random_token_before_equals_and_more_is_a_name(first: str, equals: str) -> None:
     # `=` (or a run of them) with more token characters after it is no base64 padding:
     # what stands before it is a name, only the value after it is redacted
@@ -159,6 +159,12 @@ def test_a_plain_csharp_network_credential_keeps_no_password() -> None:
     )
 
 
+def test_a_php_connection_whose_dsn_spans_two_lines_keeps_no_password() -> None:
+    # PHP's quoted strings may hold a line break; the password is the third argument still
+    code = '$db = new PDO("mysql:host=db;\n    dbname=shop", "app", "S3cretPass");'
+    redacted_as("password", code, '"S3cretPass"')
+
+
 RANDOM_B64 = "Kx9mP2vQ7wR4tY8uZ3nB6cD1Hq3Lw8Zt2Nc5Vb7Xk4Jm9P"
 
 
@@ -175,3 +181,16 @@ def test_a_padded_random_token_at_the_end_of_a_sentence_is_redacted(end: str) ->
 def test_a_flag_or_a_dotted_name_after_padding_is_no_token_start() -> None:
     untouched("run --some-long-flag-name-here now")
     untouched(f"x {RANDOM_B64}==.def")  # a dotted name goes on after the padding: not a token
+
+
+@pytest.mark.parametrize("after", ["A", "0", "+", "/", "=", "_", "~", "-"])
+def test_a_padded_value_whose_dotted_name_goes_on_is_read_whole(after: str) -> None:
+    # `….{after}…`: any token character after the full stop makes it one dotted name
+    untouched(f"x {RANDOM_B64}==.{after}def")
+
+
+@pytest.mark.parametrize("second", ["X", "+", "_", "~", "-"])
+def test_a_name_that_begins_with_a_dot_is_read_whole_not_from_its_middle(second: str) -> None:
+    # A match starts only where a run of token characters starts; one starting with
+    # `.` (a dotfile, a property path) is no token, and none starts after its first character.
+    untouched(f"see .{second}{RANDOM_B64} here")

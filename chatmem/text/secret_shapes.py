@@ -292,7 +292,7 @@ _SHAPES: tuple[_Shape, ...] = (
         r"|(?i:\bIDENTIFIED\s+BY\s+|\bWITH\s+(?:ENCRYPTED\s+)?PASSWORD\s+)"
         r"|\bnet\s+use\b[^\n|;&]*?/user:\S+\s+(?=[^\s/])"
         r"|(?:\bmysqli?_connect|\bmysqli|\bPDO|\bDBI(?:->|\.)connect)\s*\(\s*"
-        r"(?:[\"'][^\"'\n]*[\"']\s*,\s*){2}"
+        r"(?:[\"'][^\"']*[\"']\s*,\s*){2}"  # PHP's strings may span lines
         r"|\bNetworkCredential(?:\]::new)?\s*\(\s*[\"'][^\"'\n]*[\"']\s*,\s*"
         r"|(?<![\w-])--?(?i:(?:[\w-]*?[_-])?(?:password|passwd|pass|token|secret|api[_-]?key|"
         r"auth[_-]?token|access[_-]?key|with-token))(?:=|[ \t]+))" + _FLAG_VALUE,

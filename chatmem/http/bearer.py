@@ -17,7 +17,9 @@ from ..auth.token_check import Bearer
 from ..core import current_memory
 from ..errors import InvalidParams, PayloadTooLarge
 
+AUTHORIZATION = "Authorization"
 SESSION_KEY_MAX = 200
+SESSION_HEADER = "X-Chatmem-Session"  # REST's optional grouping key
 
 
 def bearer() -> Bearer:
@@ -26,7 +28,7 @@ def bearer() -> Bearer:
     The state row is read here, once for the request: the token check keys
     its cache on the revision, and the tool call reuses it.
     """
-    return admit(current_memory(), request.headers.get("Authorization"))
+    return admit(current_memory(), request.headers.get(AUTHORIZATION))
 
 
 def read_body() -> bytes:
@@ -45,14 +47,14 @@ def read_body() -> bytes:
 
 def session_key() -> str | None:
     """The REST client's `X-Chatmem-Session` grouping key, if it sent one."""
-    key = request.headers.get("X-Chatmem-Session")
+    key = request.headers.get(SESSION_HEADER)
     if key is None:
         return None
-    key = inputs.check_text(key.strip(), field="X-Chatmem-Session")
+    key = inputs.check_text(key.strip(), field=SESSION_HEADER)
     if not key or len(key) > SESSION_KEY_MAX:
         raise InvalidParams(
-            f"X-Chatmem-Session must be 1-{SESSION_KEY_MAX} characters.",
-            details={"field": "X-Chatmem-Session"},
+            f"{SESSION_HEADER} must be 1-{SESSION_KEY_MAX} characters.",
+            details={"field": SESSION_HEADER},
         )
     return key
 

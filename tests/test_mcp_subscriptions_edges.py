@@ -21,8 +21,8 @@ from flask.testing import FlaskClient
 from chatmem.http.mcp import subscriptions as listening
 from chatmem.memory import guidance
 from chatmem.memory import subscriptions as watching
-from tests.conftest import dispose
-from tests.hostapp import USERS, create_host_app, reconfigure
+from tests import test_mcp_subscriptions as subscribed
+from tests.hostapp import USERS, reconfigure
 from tests.test_mcp_subscriptions import (
     BLOCK,
     MCP,
@@ -34,6 +34,9 @@ from tests.test_mcp_subscriptions import (
     listen,
     modern_post,
 )
+
+# The same fixtures: a check every 50 ms, a stream of 500 ms, the editor's session.
+app, http, session = subscribed.app, subscribed.http, subscribed.session
 
 META = {"io.modelcontextprotocol/subscriptionId": "listen-1"}
 KEEP_ALIVE = ":\n\n"
@@ -81,26 +84,6 @@ def add_facts(app: Flask, count: int) -> list[int]:
         ]
 
     return in_app(app, add)
-
-
-@pytest.fixture
-def app(database_url: str) -> Iterator[Flask]:
-    """A check every 50 ms, a stream of 500 ms: the counts below are made of these."""
-    app = create_host_app(
-        database_url, CHATMEM_MCP_NOTIFY_SECONDS=0.05, CHATMEM_MCP_LISTEN_SECONDS=0.5
-    )
-    yield app
-    dispose(app)
-
-
-@pytest.fixture
-def http(app: Flask) -> FlaskClient:
-    return app.test_client()
-
-
-@pytest.fixture
-def session(http: FlaskClient, make_token: Any) -> Session:
-    return Session(http, make_token("editor"))
 
 
 @pytest.fixture

@@ -197,33 +197,32 @@ def seed_chatmem(url: str, instance: Path) -> tuple[str, dict[str, int]]:
     return plain, own
 
 
-def start_demo(url: str, instance: Path, port: int) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "DEMO_INSTANCE_PATH": str(instance),
-        "CHATMEM_RATE_LIMIT_PER_MINUTE": "0",
-    }
-    demo = Path(sys.executable).with_name("chatmem-demo")
+def serving(command: list[str], port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """A server started quietly, returned once it listens on `port`."""
     process = subprocess.Popen(
-        [str(demo), "--database-url", url, "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     wait_for_port(process, port)
     return process
+
+
+def demo_env(instance: Path) -> dict[str, str]:
+    """chatmem-demo's settings here: its instance folder, the rate limit off."""
+    return {**os.environ, "DEMO_INSTANCE_PATH": str(instance), "CHATMEM_RATE_LIMIT_PER_MINUTE": "0"}
+
+
+def start_demo(url: str, instance: Path, port: int) -> subprocess.Popen[bytes]:
+    demo = Path(sys.executable).with_name("chatmem-demo")
+    return serving(
+        [str(demo), "--database-url", url, "--port", str(port)], port, demo_env(instance)
+    )
 
 
 def start_replay(upstream: str, port: int) -> subprocess.Popen[bytes]:
     """bench/mcp_replay.py in front of chatmem: its answers, with no work."""
     replay = Path(__file__).with_name("mcp_replay.py")
-    process = subprocess.Popen(
-        [sys.executable, str(replay), "--upstream", upstream, "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    wait_for_port(process, port)
-    return process
+    command = [sys.executable, str(replay), "--upstream", upstream, "--port", str(port)]
+    return serving(command, port, dict(os.environ))
 
 
 def start_flask_floor(
@@ -231,15 +230,9 @@ def start_flask_floor(
 ) -> subprocess.Popen[bytes]:
     """bench/flask_floor.py: the demo's Flask app, its hooks, chatmem's answers replayed."""
     floor = Path(__file__).with_name("flask_floor.py")
-    process = subprocess.Popen(
-        [sys.executable, str(floor), "--upstream", upstream, "--port", str(port)]
-        + ["--database-url", url, "--instance-path", str(instance)],
-        env={**os.environ, "CHATMEM_RATE_LIMIT_PER_MINUTE": "0"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    wait_for_port(process, port)
-    return process
+    command = [sys.executable, str(floor), "--upstream", upstream, "--port", str(port)]
+    command += ["--database-url", url, "--instance-path", str(instance)]
+    return serving(command, port, demo_env(instance))
 
 
 def install_peer(folder: Path) -> Path:

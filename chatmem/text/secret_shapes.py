@@ -98,7 +98,7 @@ def _random_token(match: re.Match[str]) -> bool:
     # else it is: a hash, a commit, an id.
     if not assigned or min(upper, lower) and not _UUID.fullmatch(value):
         return False
-    name = _NAME_BEFORE.search(match.string, max(0, match.start() - _LOOK_BACK), match.start())
+    name = _NAME_BEFORE.search(before)
     if name is None or _NOT_A_KEY_NAME.search(name.group("name")):
         return False
     letters = upper + lower

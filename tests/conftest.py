@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,24 @@ from tests.hostapp import USERS, create_host_app
 from tests.servers import serving
 
 PG_URL = os.environ.get("CHATMEM_TEST_DATABASE_URL")
+
+_MEMOIZED = type(functools.cache(len))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Every pytest session starts with chatmem's memoized functions empty.
+
+    bin/mutate runs each mutant's tests in a child forked from a process whose
+    own test run filled them: a statement the unmutated code built and cached
+    would hide the mutant (records' `_matches` works only inside the cached
+    `_topic_statements`, so its mutants could not fail a test).
+    """
+    modules = [m for name, m in list(sys.modules.items()) if name.startswith("chatmem.")]
+    for value in (v for module in modules for v in vars(module).values()):
+        held = vars(value).values() if isinstance(value, type) else ()
+        for memo in (value, *held):
+            if isinstance(memo, _MEMOIZED):
+                memo.cache_clear()
 
 
 @pytest.fixture

@@ -18,7 +18,8 @@ from flask import Flask
 from sqlalchemy import insert
 
 from chatmem.memory import fields, guidance, switches
-from chatmem.memory.models import Guidance
+from chatmem.memory import recall as recall_queries
+from chatmem.memory.models import Guidance, Session
 from tests.demo_client import DemoClient, tool_results
 from tests.demo_story import approve
 from tests.hostapp import USERS, reconfigure
@@ -361,3 +362,48 @@ def test_rest_and_mcp_find_a_fact_by_a_question(app: Flask, make_token: Any) -> 
         first = answer["guidance"][0]
         assert keys[first["id"]] == "deploys"
         assert first["match"]["terms"] == ["deploy", "production"]
+
+
+@pytest.mark.parametrize("missing", ["summary", "digest"])
+def test_a_record_is_ranked_on_the_text_it_has(db: Any, missing: str) -> None:
+    """A record without a summary (or digest) is ranked on the other alone:
+    the newer, shorter record holding the word comes first, as BM25 says."""
+    _record(db, 2, "pad")
+    _record(db, 1, "")
+    db.session.commit()
+    newer, older = db.session.get(Session, "w0002"), db.session.get(Session, "w0001")
+    newer.digest = "xxxx pad"
+    setattr(older, missing, None)
+    setattr(older, "digest" if missing == "summary" else "summary", "xxxx pad pad pad")
+    db.session.commit()
+    found = recall_queries.session_records(db.session(), topic="xxxx")
+    assert [r.id for r in found] == ["w0002", "w0001"]
+
+
+def test_a_record_holding_the_question_as_written_comes_before_better_scores(db: Any) -> None:
+    _record(db, 2, "docs docs docs deploy")
+    _record(db, 1, "we deploy docs on fridays, with the whole team around to watch it")
+    db.session.commit()
+    found = recall_queries.session_records(db.session(), topic="Deploy docs")
+    assert [r.id for r in found] == ["w0001", "w0002"]
+
+
+def test_records_are_scored_on_their_text_alone(db: Any) -> None:
+    """BM25's length normalisation over the records' own text (they have no
+    title): one mention in a one-word record beats two in eleven words."""
+    _record(db, 2, "deploy")
+    _record(db, 1, "deploy deploy " + "pad " * 9)
+    db.session.commit()
+    found = recall_queries.session_records(db.session(), topic="deploy")
+    assert [r.id for r in found] == ["w0002", "w0001"]
+
+
+def test_a_record_holding_the_word_only_inside_another_comes_last(db: Any) -> None:
+    """ "redeployed" holds "deploy" as written, but not the word: it has no
+    score, and comes after every record that has one."""
+    _record(db, 3, "redeployed it")
+    _record(db, 2, "deploy notes, deploy checks, deploy docs and more deploy talk " + "pad " * 30)
+    _record(db, 1, "deploy")
+    db.session.commit()
+    found = recall_queries.session_records(db.session(), topic="deploy")
+    assert [r.id for r in found] == ["w0002", "w0001", "w0003"]

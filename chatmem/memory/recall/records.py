@@ -134,8 +134,10 @@ def pieces(topic: str, analyzer: Analyzer) -> list[str]:
     """
     stems = [os.path.commonprefix([word, term]) for word, term in analyzer.pairs(topic)]
     found = {topic.lower(), *(s for s in stems if len(s) >= MIN_PIECE)}
-    kept = sorted((p for p in found if not any(o != p and o in p for o in found)), key=len)
-    return kept[-MAX_PIECES:]  # the longest: the rarest, and the fewest LIKEs
+    kept = [p for p in found if not any(o != p and o in p for o in found)]
+    # The longest: the rarest, and the fewest LIKEs. Ties go by the text, so
+    # every worker (each with its own string hashes) keeps the same pieces.
+    return sorted(kept, key=lambda p: (len(p), p))[-MAX_PIECES:]
 
 
 def _matches(count: int) -> ColumnElement[bool]:

@@ -13,6 +13,7 @@ from chatmem.memory import recall as recall_queries
 from chatmem.memory.fields import text_key
 from chatmem.memory.models import Guidance, Session
 from chatmem.memory.recall import records
+from chatmem.memory.recall.ranking import Analyzer
 
 WORDS = [
     "checkout",
@@ -335,3 +336,76 @@ def test_the_windows_stop_early_and_hand_rare_topics_to_the_index(
     # None in the first window: straight to the index, no wider window.
     assert newest("ancient", 3) == (["w0003", "w0002", "w0001"], 1)
     assert newest("absent", 3) == ([], 1)
+
+
+def _guidance_entry(db: Any, number: int, text_: str) -> None:
+    db.session.add(
+        Guidance(
+            type="fact",
+            title=f"entry {number}",
+            text=text_,
+            text_key=text_key(text_),
+            status="publish",
+            enabled=True,
+            origin="admin",
+            version=1,
+        )
+    )
+
+
+@pytest.mark.parametrize("rare", [1, 2])
+def test_guidance_asks_the_index_only_for_a_topic_in_fewer_than_rare_entries(
+    db: Any, monkeypatch: pytest.MonkeyPatch, rare: int
+) -> None:
+    sqlite = db.engine.dialect.name == "sqlite"
+    # A fresh worker's first topic question may be the Memory screen's search:
+    # it finds the FTS tables itself, with nothing asked before it.
+    assert ("chatmem_session_fts" in _plan(db, "checkout")) is sqlite
+    for number, said in enumerate(["zeppelin", "quokka", "quokka", "Straße", "straße"]):
+        _guidance_entry(db, number, f"a {said} was seen")
+    db.session.commit()
+    monkeypatch.setattr(recall_queries, "RARE", rare)
+    # How many entries hold each topic; "straße" counts the trigram index's
+    # case folding, which an upper-cased probe ("STRASSE") would not find.
+    holding = {"absent": 0, "zeppelin": 1, "quokka": 2, "straße": 2}
+    for topic, count in holding.items():
+        seen = _statements(db, lambda t=topic: recall_queries.guidance(db.session(), topic=t))
+        page = [s for s in seen if not s.startswith("SELECT count(*) FROM (SELECT rowid")]
+        indexed = any("chatmem_guidance_fts MATCH" in s for s in page)
+        assert indexed is (sqlite and count < rare), (topic, count, rare)
+        found = recall_queries.guidance(db.session(), topic=topic)
+        assert found.total == count, topic
+        assert found == recall_queries.guidance(db.session(), topic=topic, scan=True)
+
+
+def test_a_question_is_cut_into_its_longest_pieces_the_same_in_every_worker() -> None:
+    analyzer = Analyzer()
+    # Any case: the pieces are lowered; one holding another is left out.
+    assert records.pieces("Kubernetes", analyzer) == ["kubernet"]
+    assert records.pieces("Changed KUBERNETES deployments", analyzer) == [
+        "chang",
+        "deploy",
+        "kubernet",
+    ]
+    # Beyond eight the shortest go; among equal lengths, the first by text.
+    topic = "alpha bravo charlie delta echoes foxtrot golfing hotels indiaman julietta kilograms"
+    assert records.pieces(topic, analyzer) == [
+        "bravo",
+        "delta",
+        "hotel",
+        "charli",
+        "foxtrot",
+        "indiaman",
+        "julietta",
+        "kilogram",
+    ]
+
+
+@pytest.mark.parametrize("scan", [False, True])
+def test_like_wildcards_in_a_question_are_taken_literally(db: Any, scan: bool) -> None:
+    for number, summary in enumerate(["save 50% now", "save 500 now", "a_b test", "axb test"]):
+        _record(db, number, summary)
+    db.session.commit()
+    for topic, expected in (("50%", ["save 50% now"]), ("a_b", ["a_b test"])):
+        found = recall_queries.session_records(db.session(), topic=topic, scan=scan)
+        assert [r.summary for r in found] == expected, topic

@@ -16,9 +16,11 @@ from jsonschema import Draft202012Validator
 from sqlalchemy import insert
 
 from chatmem.memory import fields, guidance, switches
-from chatmem.memory.models import GUIDANCE_TYPES, Guidance
+from chatmem.memory import recall as recall_queries
+from chatmem.memory.models import GUIDANCE_TYPES, Guidance, Session
 from tests.hostapp import reconfigure
 from tests.test_mcp_hot_path import call as mcp_call
+from tests.test_recall_index import _record
 
 REST = "/chatmem/api/tools/recall"
 START = datetime(2026, 3, 1, 12, 0, 0)
@@ -174,6 +176,91 @@ def test_an_entry_approved_between_pages_repeats_nothing(
     assert seen == expected
 
 
+@pytest.mark.parametrize("arguments", [{}, {"type": "fact"}, {"topic": "GUIDANCE number"}])
+def test_the_query_pages_as_the_cache_does(db: Any, arguments: dict[str, Any]) -> None:
+    """The query path (recall with no per-revision cache, the reference the
+    cache and the ranked index are held to) pages by its keyset condition:
+    after a cursor come the later types, then older approvals of its type,
+    then equal approvals of lower ids. The seed's approval times run out of
+    id order and repeat, so a page that skipped older approvals, or took
+    every lower id, would miss entries or repeat them."""
+    expected = seed(db, 140)
+    if arguments.get("type"):
+        expected = [i for i in expected if db.session.get(Guidance, i).type == "fact"]
+    seen: list[int] = []
+    cursor = None
+    for _page in range(len(expected) // 9 + 1):  # a wrong condition could page forever
+        answer = recall_queries.recall(
+            db.session(), guidance_limit=9, cursor=cursor, scan=True, **arguments
+        )
+        assert answer["guidance_total"] == len(expected)
+        seen += [g["id"] for g in answer["guidance"]]
+        if (cursor := answer["cursor"]) is None:
+            break
+    assert seen == expected
+
+
+def test_the_query_counts_nothing_left_when_every_match_went_between_pages(db: Any) -> None:
+    seed(db, 20)
+    first = recall_queries.recall(db.session(), guidance_limit=9, scan=True)
+    assert first["guidance_total"] == 20 and first["cursor"]
+    db.session.query(Guidance).update({"enabled": False})
+    db.session.commit()
+    after = recall_queries.recall(db.session(), guidance_limit=9, cursor=first["cursor"], scan=True)
+    assert (after["guidance"], after["guidance_total"], after["cursor"]) == ([], 0, None)
+
+
+def test_sessions_are_the_newest_ten_unless_asked(db: Any) -> None:
+    for number in range(12):
+        _record(db, number, f"session {number}")
+    db.session.commit()
+    answer = recall_queries.recall(db.session())
+    assert [s["summary"] for s in answer["sessions"]] == [f"session {n}" for n in range(11, 1, -1)]
+
+
+def test_a_session_record_as_recall_shows_it(db: Any) -> None:
+    started = datetime(2026, 2, 1, 9, 0, 0)
+    for number, (digest, changes) in enumerate([(None, 0), ("2 calls: 2 ok", 2)]):
+        db.session.add(
+            Session(
+                id=f"r{number}",
+                user_id="2",
+                user_name="editor",
+                channel="mcp",
+                started_at=started,
+                last_seen_at=started,
+                recorded_at=started + timedelta(minutes=5 + number),
+                summary="moved the docs",
+                summary_auto=bool(number),
+                digest=digest,
+                change_count=changes,
+            )
+        )
+    db.session.commit()
+    shown = recall_queries.recall(db.session())["sessions"]
+    common = {"user": "editor", "source": "mcp", "summary": "moved the docs"}
+    assert shown == [
+        {
+            "id": "r1",
+            "when": "2026-02-01T09:06:00Z",
+            **common,
+            "auto": True,
+            "summary_by": "auto",
+            "digest": "2 calls: 2 ok",
+            "changes": 2,
+        },
+        {
+            "id": "r0",
+            "when": "2026-02-01T09:05:00Z",  # when it was recorded, not begun
+            **common,
+            "auto": False,
+            "summary_by": "agent",
+            "digest": "",
+            "changes": 0,
+        },
+    ]
+
+
 BAD_LIMITS = [
     ({"guidance_limit": 0}, "guidance_limit must be at least 1."),
     ({"guidance_limit": 501}, "guidance_limit must be at most 500."),
@@ -216,7 +303,9 @@ def test_a_tampered_or_foreign_cursor_is_refused(
     channel = CHANNELS[name]
     _status, first = channel(client, token, {"topic": "common"})
     cursor = first["cursor"]
-    assert cursor
+    _status, plain = channel(client, token, {"guidance_limit": 10})
+    _status, facts = channel(client, token, {"type": "fact", "guidance_limit": 10})
+    assert cursor and plain["cursor"] and facts["cursor"]
     refused = {
         "tampered": [
             channel(client, token, {"topic": "common", "cursor": c}) for c in _tampered(cursor)
@@ -226,6 +315,9 @@ def test_a_tampered_or_foreign_cursor_is_refused(
             channel(client, token, {"topic": "guidance", "cursor": cursor}),
             channel(client, token, {"cursor": cursor}),
             channel(client, token, {"topic": "common", "type": "fact", "cursor": cursor}),
+            # Without a topic too: a type's pages and all types' are apart.
+            channel(client, token, {"type": "fact", "cursor": plain["cursor"]}),
+            channel(client, token, {"cursor": facts["cursor"]}),
         ],
     }
     for kind, answers in refused.items():

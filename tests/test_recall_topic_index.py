@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from chatmem.memory import fields
+from chatmem.memory import fields, guidance
 from chatmem.memory import recall as recall_queries
 from chatmem.memory.models import Guidance
 from chatmem.memory.recall import topic_index
@@ -78,3 +78,41 @@ def test_entries_changed_behind_the_cache_send_the_search_to_the_database(
     answer = recall_queries.recall(db.session(), approved=approved, topic="ZYX")
     assert [g["id"] for g in answer["guidance"]] == [pending.id]
     assert answer == recall_queries.recall(db.session(), scan=True, topic="zyx")
+
+
+def _guidance_reads(db: Any, call: Any) -> list[str]:
+    """The statements `call` runs that read guidance rows."""
+    from tests.test_recall_index import _statements
+
+    return [s for s in _statements(db, call) if "FROM chatmem_guidance" in s]
+
+
+def test_with_the_cache_at_hand_a_topic_reads_no_guidance_from_the_database(
+    memory: Any, db: Any
+) -> None:
+    _seed(db, random.Random(5))
+    approved = _cached(memory)
+    topic_index.for_cache(db.session(), approved)  # built once per revision
+    ask = {"approved": approved, "topic": "checkout", "type": "fact"}
+    answer = recall_queries.recall(db.session(), **ask)
+    assert answer["guidance_total"] > 0
+    assert _guidance_reads(db, lambda: recall_queries.recall(db.session(), **ask)) == []
+    # Asked to scan, it asks the database, whatever it holds.
+    scanned = _guidance_reads(db, lambda: recall_queries.recall(db.session(), scan=True, **ask))
+    assert scanned
+
+
+def test_a_question_without_a_floor_keeps_every_entry_that_shares_a_word(
+    memory: Any, db: Any, admin: Any
+) -> None:
+    """`min_match` is 0 unless the caller sets one: entries holding part of the question come."""
+    for said in ("deploy on fridays", "deploy the docs"):
+        guidance.admin_add(db.session(), {"type": "fact", "text": said}, actor_id=str(admin.id))
+    db.session.commit()
+    ranked = memory.ranked_guidance(memory.snapshot())
+    answer = recall_queries.recall(db.session(), topic="deploy zeppelin", ranked=ranked)
+    assert sorted(g["text"] for g in answer["guidance"]) == ["deploy on fridays", "deploy the docs"]
+    floored = recall_queries.recall(
+        db.session(), topic="deploy zeppelin", ranked=ranked, min_match=1
+    )
+    assert floored["guidance"] == []

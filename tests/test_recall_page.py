@@ -216,6 +216,8 @@ def test_sessions_are_the_newest_ten_unless_asked(db: Any) -> None:
     db.session.commit()
     answer = recall_queries.recall(db.session())
     assert [s["summary"] for s in answer["sessions"]] == [f"session {n}" for n in range(11, 1, -1)]
+    three = recall_queries.recall(db.session(), limit=3)
+    assert [s["summary"] for s in three["sessions"]] == ["session 11", "session 10", "session 9"]
 
 
 def test_a_session_record_as_recall_shows_it(db: Any) -> None:

@@ -11,8 +11,10 @@ from chatmem.memory import fields, guidance
 from chatmem.memory import recall as recall_queries
 from chatmem.memory.models import Guidance
 from chatmem.memory.recall import topic_index
+from chatmem.memory.recall.ranked import RankedGuidance
+from chatmem.memory.recall.ranking import Analyzer
 from chatmem.text import for_agents_record
-from tests.test_recall_index import _seed, _topics
+from tests.test_recall_index import _record, _seed, _statements, _topics
 
 
 def _cached(memory: Any) -> Any:
@@ -82,8 +84,6 @@ def test_entries_changed_behind_the_cache_send_the_search_to_the_database(
 
 def _guidance_reads(db: Any, call: Any) -> list[str]:
     """The statements `call` runs that read guidance rows."""
-    from tests.test_recall_index import _statements
-
     return [s for s in _statements(db, call) if "FROM chatmem_guidance" in s]
 
 
@@ -97,9 +97,28 @@ def test_with_the_cache_at_hand_a_topic_reads_no_guidance_from_the_database(
     answer = recall_queries.recall(db.session(), **ask)
     assert answer["guidance_total"] > 0
     assert _guidance_reads(db, lambda: recall_queries.recall(db.session(), **ask)) == []
-    # Asked to scan, it asks the database, whatever it holds.
-    scanned = _guidance_reads(db, lambda: recall_queries.recall(db.session(), scan=True, **ask))
-    assert scanned
+    # Asked to scan, it asks the database, whatever it holds, and no index:
+    # the reference the indexed paths are held to.
+    for topic in ("checkout", "École", "absent zzqx"):
+        scan = {**ask, "approved": None, "topic": topic, "scan": True}
+        scanned = _statements(db, lambda s=scan: recall_queries.recall(db.session(), **s))
+        assert any("FROM chatmem_guidance" in s for s in scanned)
+        assert not any("_fts" in s for s in scanned), topic
+
+
+def test_session_records_are_cut_into_pieces_in_the_search_language(
+    memory: Any, db: Any, admin: Any
+) -> None:
+    """The records' pieces use the ranked index's analyzer: German stems "Katzen" to
+    `katz`, which finds "eine Katze"; English would look for `katzen` alone."""
+    _record(db, 1, "eine Katze schläft")
+    guidance.admin_add(db.session(), {"type": "fact", "text": "Katzen"}, actor_id=str(admin.id))
+    db.session.commit()
+    german = RankedGuidance.of(_cached(memory), Analyzer("german"))
+    answer = recall_queries.recall(db.session(), topic="Katzen", ranked=german)
+    assert [s["summary"] for s in answer["sessions"]] == ["eine Katze schläft"]
+    english = RankedGuidance.of(_cached(memory), Analyzer())
+    assert recall_queries.recall(db.session(), topic="Katzen", ranked=english)["sessions"] == []
 
 
 def test_a_question_without_a_floor_keeps_every_entry_that_shares_a_word(

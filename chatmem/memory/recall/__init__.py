@@ -170,6 +170,31 @@ def guidance(
     return Page([guidance_record(r) for r in rows[:limit]], total, next_cursor)
 
 
+def _cached_page(
+    db: OrmSession,
+    approved: Ordered[dict[str, Any]],
+    type: str | None,
+    topic: str,
+    *,
+    limit: int,
+    cursor: str | None,
+) -> Page[dict[str, Any]] | None:
+    """A topic's page from the cache's topic index; None when the index cannot answer.
+
+    Built on first use only: with the ranked index at hand (the tool's call)
+    the topic index is never asked, so it is never built.
+    """
+    index = topic_index.for_cache(db, approved) if topic_index.searchable(topic) else None
+    if index is None:
+        return None
+    places = index.places(topic)
+    if type:  # a type's entries are one run of places, since type leads the order
+        rank = GUIDANCE_TYPES.index(type)
+        low, high = bisect_left(approved.keys, (rank,)), bisect_left(approved.keys, (rank + 1,))
+        places = places[bisect_left(places, low) : bisect_left(places, high)]
+    return page_of(approved, places, limit=limit, cursor=cursor, query=query_of(type, topic))
+
+
 def recall(
     db: OrmSession,
     *,
@@ -203,9 +228,7 @@ def recall(
     Guidance comes a page at a time (`guidance_limit`, `cursor`); sessions
     are the newest `limit` records on every page.
     """
-    index = None
-    if approved is not None and topic and not scan and topic_index.searchable(topic):
-        index = topic_index.for_cache(db, approved)
+    shown: Page[dict[str, Any]] | None = None
     if ranked is not None and topic and not scan:
         shown = ranked.page(
             topic,
@@ -222,16 +245,9 @@ def recall(
             cursor=cursor,
             query=query_of(type, topic),
         )
-    elif approved is not None and index is not None and topic:
-        places = index.places(topic)
-        if type:  # a type's entries are one run of places, since type leads the order
-            rank = GUIDANCE_TYPES.index(type)
-            low, high = bisect_left(approved.keys, (rank,)), bisect_left(approved.keys, (rank + 1,))
-            places = places[bisect_left(places, low) : bisect_left(places, high)]
-        shown = page_of(
-            approved, places, limit=guidance_limit, cursor=cursor, query=query_of(type, topic)
-        )
-    else:
+    elif approved is not None and topic and not scan:
+        shown = _cached_page(db, approved, type, topic, limit=guidance_limit, cursor=cursor)
+    if shown is None:
         shown = guidance(db, type=type, topic=topic, scan=scan, limit=guidance_limit, cursor=cursor)
     return {
         "guidance": [dict(g) for g in shown.items],

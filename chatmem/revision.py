@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .memory import block as _block
@@ -56,6 +57,23 @@ class Derived:
     seen_at: float = field(default_factory=time.monotonic)
 
 
+def _shaped(
+    previous: dict[tuple[Any, ...], dict[str, Any]],
+    shaped: dict[tuple[Any, ...], dict[str, Any]],
+    entry: Any,
+) -> dict[str, Any]:
+    """An entry as agents read it (`for_agents_record`), the last revision's if unchanged.
+
+    The shape is a function of the record alone and the key is all of the
+    record, so an entry changed in any field is shaped afresh. Shaping every
+    entry (a secret scan of each) was most of a rebuild after an approval.
+    """
+    record = guidance_record(entry)
+    key = tuple(record.values())
+    shaped[key] = previous.get(key) or for_agents_record(record, WRITTEN)
+    return shaped[key]
+
+
 class RevisionCache:
     """One app's derived state, shared by its threads, rebuilt when the revision moves."""
 
@@ -83,6 +101,9 @@ class RevisionCache:
         # The newest screening index, so the next revision's rebuild reuses its entries.
         self._screening: _screening.ActiveIndex | None = None
         self._ranked: RankedGuidance | None = None
+        # The last revision's entries as agents read them, by their record's
+        # values: an entry no change touched is not shaped (redacted) again.
+        self._shaped: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def at(self, snapshot: Snapshot) -> Derived:
         derived = self._derived
@@ -92,15 +113,14 @@ class RevisionCache:
             if self._derived.revision != snapshot.revision:
                 entries = _block.active_entries(self.session())
                 shown = [e for e in entries if not (self.hold_changed and e.target_changed_at)]
+                shaped: dict[tuple[Any, ...], dict[str, Any]] = {}
                 self._derived = Derived(
                     revision=snapshot.revision,
                     block=replace(_block.compose(shown), revision=snapshot.revision),
                     guardrails=GuardrailIndex.build(entries, self.server_name),
-                    approved=Ordered.of(
-                        shown,
-                        lambda e: for_agents_record(guidance_record(e), WRITTEN),
-                    ),
+                    approved=Ordered.of(shown, partial(_shaped, self._shaped, shaped)),
                 )
+                self._shaped = shaped
             return self._derived
 
     def screening(self, snapshot: Snapshot) -> _screening.ActiveIndex:

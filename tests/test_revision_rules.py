@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatmem.memory import guidance
+from chatmem.memory import guidance, switches
 from chatmem.memory.recall.ranking import RankedIndex
 from tests.hostapp import USERS
 
 KEPT = "Gift wrap is free in December."
 ADDED = "Returns are free within 30 days."
+TOKEN = "ghp_R8tY2uI6oP0aS4dF8gH2jK6lZ0xC4vB8nM2qW"
 
 
 def ask(memory: Any, topic: str) -> list[str]:
@@ -49,3 +50,22 @@ def test_a_new_revision_reads_only_the_entry_it_changed(memory: Any, db: Any) ->
     assert second.index.analysed[kept] is analysed
     assert ask(memory, "can I get gift wrap?") == [KEPT]
     assert ask(memory, "how long do returns take?") == [ADDED]
+
+
+def test_a_new_revision_shapes_only_the_entries_that_changed(memory: Any, db: Any) -> None:
+    """Entries are shaped for agents (secrets redacted, hidden text dropped) once: an
+    approval reuses the last revision's shape of every untouched entry, and an
+    entry changed in any field is shaped afresh, so agents read the change."""
+    kept = guidance.admin_add(db.session(), {"type": "fact", "text": KEPT}, actor_id="1")
+    [shown] = memory.approved_guidance(memory.snapshot()).items
+    guidance.admin_add(db.session(), {"type": "fact", "text": ADDED}, actor_id="1")
+    second = memory.approved_guidance(memory.snapshot())
+    assert [e["id"] for e in second.items if e is shown] == [kept.id]
+    # Stored before the rules (no channel takes it now): a secret in the title.
+    kept.title = f"wrap with {TOKEN}"
+    switches.bump_revision(db.session())
+    db.session.commit()
+    third = memory.approved_guidance(memory.snapshot())
+    [again] = [e for e in third.items if e["id"] == kept.id]
+    assert again is not shown and again["text"] == KEPT
+    assert again["title"] == "wrap with [redacted:github_token]"

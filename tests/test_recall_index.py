@@ -409,3 +409,33 @@ def test_like_wildcards_in_a_question_are_taken_literally(db: Any, scan: bool) -
     for topic, expected in (("50%", ["save 50% now"]), ("a_b", ["a_b test"])):
         found = recall_queries.session_records(db.session(), topic=topic, scan=scan)
         assert [r.summary for r in found] == expected, topic
+
+
+def test_session_records_take_the_engine_s_index_unless_asked_to_scan(
+    db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A topic missing from the newest records goes to the whole history by the
+    engine's index (SQLite: the FTS5 table, every piece ORed; PostgreSQL: the
+    pg_trgm indexes, kept apart from the LIMIT). `scan=True` uses no index."""
+    monkeypatch.setattr(records, "WINDOWS", (2,))
+    for number in range(12):
+        _record(db, number, f"Kubernetes cluster {number}" if number % 2 else f"deploys {number}")
+    for number in (12, 13):
+        _record(db, number, "nothing about it")
+    db.session.commit()
+    topic = "Kubernetes deploys"
+    assert records.pieces(topic, Analyzer()) == ["deploy", "kubernet"]
+    matching = {f"w{n:04d}" for n in range(12)}
+
+    def ask(**more: Any) -> list[str]:
+        return [r.id for r in recall_queries.session_records(db.session(), topic=topic, **more)]
+
+    index = "chatmem_session_fts MATCH" if db.engine.dialect.name == "sqlite" else "MATERIALIZED"
+    found: list[list[str]] = []
+    statements = _statements(db, lambda: found.append(ask()))
+    assert len(found[0]) == 10 and set(found[0]) <= matching  # the ten best of twelve
+    assert any(index in s for s in statements)
+    scanned: list[list[str]] = []
+    statements = _statements(db, lambda: scanned.append(ask(scan=True)))
+    assert scanned == found and not any(index in s for s in statements)
+    assert len(ask(limit=3)) == 3

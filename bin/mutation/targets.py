@@ -78,7 +78,12 @@ REDACTION_TESTS = (
 #: The one mapping of target -> module and focused tests. Modules move: the paths
 #: are here only (the hand-made mutants and tests/MUTANTS.md name the target or
 #: the module's path, and `resolve` accepts either).
-RANKED_TESTS = ("tests/test_recall_ranked.py", "tests/test_recall_page.py")
+RANKED_TESTS = (
+    "tests/test_recall_ranked.py",
+    "tests/test_recall_page.py",
+    # Targets, tiers, scripts and languages at their edges.
+    "tests/test_recall_ranked_edges.py",
+)
 
 TARGETS = {
     # The one path: lookup, switch, authorize, session, guard, run, ledger.

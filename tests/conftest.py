@@ -20,14 +20,17 @@ PG_URL = os.environ.get("CHATMEM_TEST_DATABASE_URL")
 _MEMOIZED = type(functools.cache(len))
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Every pytest session starts with chatmem's memoized functions empty.
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Under bin/mutate, every test starts with chatmem's memoized functions empty.
 
-    bin/mutate runs each mutant's tests in a child forked from a process whose
-    own test run filled them: a statement the unmutated code built and cached
-    would hide the mutant (records' `_matches` works only inside the cached
-    `_topic_statements`, so its mutants could not fail a test).
+    mutmut (which sets MUTANT_UNDER_TEST) runs a mutant's tests in a child
+    forked after its own runs, and only the tests its stats run saw calling
+    the mutated function. A statement one test built and cached would hide
+    both the call from later tests and the mutant from every test (records'
+    `_matches` works only inside the cached `_topic_statements`).
     """
+    if "MUTANT_UNDER_TEST" not in os.environ:
+        return
     modules = [m for name, m in list(sys.modules.items()) if name.startswith("chatmem.")]
     for value in (v for module in modules for v in vars(module).values()):
         held = vars(value).values() if isinstance(value, type) else ()

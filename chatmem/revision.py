@@ -85,7 +85,7 @@ class RevisionCache:
         resolve_labels: Callable[[], LabelResolver | None] = lambda: None,
         analyzer: Analyzer | None = None,
         *,
-        hold_changed: bool = False,
+        hold_changed: bool,
     ) -> None:
         self.session = session  # the host's scoped session: the current one per call
         self.server_name = server_name

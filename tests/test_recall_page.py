@@ -177,7 +177,9 @@ def test_an_entry_approved_between_pages_repeats_nothing(
 
 
 @pytest.mark.parametrize("arguments", [{}, {"type": "fact"}, {"topic": "GUIDANCE number"}])
-def test_the_query_pages_as_the_cache_does(db: Any, arguments: dict[str, Any]) -> None:
+def test_the_query_pages_in_recall_order_missing_and_repeating_nothing(
+    db: Any, arguments: dict[str, Any]
+) -> None:
     """The query path (recall with no per-revision cache, the reference the
     cache and the ranked index are held to) pages by its keyset condition:
     after a cursor come the later types, then older approvals of its type,

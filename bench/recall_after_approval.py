@@ -16,6 +16,7 @@ from __future__ import annotations
 import statistics
 import time
 from datetime import datetime, timedelta
+from typing import Any
 
 from common import USERS, arguments, engine_name, line, migrated_app, ms
 from sqlalchemy import insert
@@ -27,7 +28,7 @@ ENTRIES = 10_000
 TOPIC = {"topic": "kubernetes deploys"}
 
 
-def seed(db: object) -> None:
+def seed(db: Any) -> None:
     start = datetime(2026, 1, 1)
     rows = [
         {
@@ -46,10 +47,9 @@ def seed(db: object) -> None:
         }
         for i in range(ENTRIES)
     ]
-    session = db.session  # type: ignore[attr-defined]
-    session.execute(insert(Guidance), rows)
-    switches.bump_revision(session())
-    session.commit()
+    db.session.execute(insert(Guidance), rows)
+    switches.bump_revision(db.session())
+    db.session.commit()
 
 
 def main() -> None:

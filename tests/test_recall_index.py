@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event, literal_column, select, text
 
+from chatmem.memory import guidance
 from chatmem.memory import recall as recall_queries
 from chatmem.memory.fields import text_key
 from chatmem.memory.models import Guidance, Session
@@ -338,21 +339,6 @@ def test_the_windows_stop_early_and_hand_rare_topics_to_the_index(
     assert newest("absent", 3) == ([], 1)
 
 
-def _guidance_entry(db: Any, number: int, text_: str) -> None:
-    db.session.add(
-        Guidance(
-            type="fact",
-            title=f"entry {number}",
-            text=text_,
-            text_key=text_key(text_),
-            status="publish",
-            enabled=True,
-            origin="admin",
-            version=1,
-        )
-    )
-
-
 @pytest.mark.parametrize("rare", [1, 2])
 def test_guidance_asks_the_index_only_for_a_topic_in_fewer_than_rare_entries(
     db: Any, monkeypatch: pytest.MonkeyPatch, rare: int
@@ -362,7 +348,8 @@ def test_guidance_asks_the_index_only_for_a_topic_in_fewer_than_rare_entries(
     # it finds the FTS tables itself, with nothing asked before it.
     assert ("chatmem_session_fts" in _plan(db, "checkout")) is sqlite
     for number, said in enumerate(["zeppelin", "quokka", "quokka", "Straße", "straße"]):
-        _guidance_entry(db, number, f"a {said} was seen")
+        fields = {"type": "fact", "text": f"a {said} was seen, note {number}"}
+        guidance.admin_add(db.session(), fields, actor_id="1")
     db.session.commit()
     monkeypatch.setattr(recall_queries, "RARE", rare)
     # How many entries hold each topic; "straße" counts the trigram index's

@@ -51,19 +51,43 @@ def start(
     return session
 
 
-def find_open(db: OrmSession, *, user_id: str, channel: str, external_key: str) -> Session | None:
-    """The open session a client-chosen key (REST header) refers to, if any."""
-    return db.scalars(
-        select(Session)
-        .where(
-            Session.user_id == user_id,
-            Session.channel == channel,
-            Session.external_key == external_key,
-            Session.ended_at.is_(None),
-        )
-        .order_by(Session.started_at.desc())
-        .limit(1)
-    ).first()
+# The open session a client's key names: the two columns `for_client` needs, read
+# on the connection (an ORM row with the summary and digest cost five times as much).
+_OPEN_BY_KEY = (
+    select(Session.id, Session.last_seen_at)
+    .where(
+        Session.user_id == bindparam("user_id"),
+        Session.channel == bindparam("channel"),
+        Session.external_key == bindparam("external_key"),
+        Session.ended_at.is_(None),
+    )
+    .order_by(Session.started_at.desc())
+    .limit(1)
+)
+
+
+# A keyed look-up another statement already made (see `remember_open`).
+_OPEN_MEMO = "chatmem.open_by_key"
+
+
+def find_open(db: OrmSession, *, user_id: str, channel: str, external_key: str) -> Row[Any] | None:
+    """(id, last_seen_at) of the open session a client-chosen key refers to, if any."""
+    key = (user_id, channel, external_key)
+    memo = db.info.pop(_OPEN_MEMO, None)
+    transaction = db.get_transaction()
+    if memo and transaction is not None and memo[0] is transaction and memo[1] == key:
+        remembered: Row[Any] | None = memo[2]
+        return remembered
+    return reads.first(
+        db, _OPEN_BY_KEY, {"user_id": user_id, "channel": channel, "external_key": external_key}
+    )
+
+
+def remember_open(db: OrmSession, key: tuple[str, str, str], row: Row[Any] | None) -> None:
+    """Keep `find_open`'s answer for `key` (user, channel, external key), read by another
+    statement, for the next look-up in this transaction: used once, so a session the
+    request then starts or ends is read afresh."""
+    db.info[_OPEN_MEMO] = (db.get_transaction(), key, row)
 
 
 def for_client(
@@ -79,14 +103,17 @@ def for_client(
     """The session a client's key names (a REST header, an MCP token), by one rule.
 
     Its open session, unless idle past `idle`: that one is ended (digested,
-    summarised) and the next write starts a fresh one. A read alone starts
-    nothing, as it leaves nothing to record.
+    summarised) and the next write starts a fresh one. A call in it, read or
+    write, is seen (`touch`), so only a client's silence ends it. A read alone
+    starts nothing, as it leaves nothing to record.
     """
     found = find_open(db, user_id=user_id, channel=channel, external_key=key)
     if found is not None:
+        found_id: str = found.id
         if utcnow() - found.last_seen_at <= idle:
-            return found.id
-        end(db, found.id)
+            touch(db, found_id, found.last_seen_at)
+            return found_id
+        end(db, found_id)
     if not write:
         return None
     return start(db, user_id=user_id, user_name=user_name, channel=channel, external_key=key).id

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import String, and_, bindparam, cast, literal, select
 
+from ...auth.token_check import hash_token
 from ...identity import HostUser
 from ...memory import reads, sessions, switches
-from ...memory.models import Session, State
+from ...memory.models import ApiToken, Session, State
 from ...permissions import user_id_of
 from ...state import request_store
 
@@ -44,6 +45,40 @@ _STATE_AND_SESSION = (
     .select_from(State)
     .outerjoin(Session, Session.id == bindparam("session_id"))
     .where(State.id == switches.STATE_ID)
+)
+
+
+#: How a stateless call's session names its token (`token_key`).
+TOKEN_KEY_PREFIX = "token:"
+
+# The request's state row and the open session a token's stateless calls are
+# grouped in (`sessions.find_open`'s columns, and whose key it is), found from
+# the token's hash: one statement where the token check and the call made two.
+_STATE_AND_KEYED_SESSION = (
+    select(
+        State.revision,
+        State.memory_enabled,
+        State.require_approval,
+        State.auto_summarize,
+        ApiToken.id.label("token_id"),
+        ApiToken.user_id.label("token_user_id"),
+        Session.id,
+        Session.last_seen_at,
+    )
+    .select_from(State)
+    .outerjoin(ApiToken, ApiToken.token_hash == bindparam("token_hash"))
+    .outerjoin(
+        Session,
+        and_(
+            Session.user_id == ApiToken.user_id,
+            Session.channel == "mcp",
+            Session.external_key == literal(TOKEN_KEY_PREFIX) + cast(ApiToken.id, String),
+            Session.ended_at.is_(None),
+        ),
+    )
+    .where(State.id == switches.STATE_ID)
+    .order_by(Session.started_at.desc())
+    .limit(1)
 )
 
 
@@ -84,6 +119,33 @@ def prefetch(memory: MemoryCore, session_id: str) -> None:
     sessions.remember(db, session_id, row if row.user_id is not None else None)
 
 
+def prefetch_keyed(memory: MemoryCore, plain_token: str) -> None:
+    """Read the request's state and its token's stateless session in one statement,
+    before the token check.
+
+    The state is kept for the request as `prefetch` keeps it; the session for
+    the call's `sessions.find_open`, in this transaction only. Whether the
+    token is valid is still the token check's to say (a revoked one is found
+    here too, and refused there); an unknown one leaves the call nothing kept.
+    """
+    kept = request_store()
+    if kept is None:
+        return
+    db = memory.db.session()
+    row = reads.first(db, _STATE_AND_KEYED_SESSION, {"token_hash": hash_token(plain_token)})
+    if row is None:
+        return  # no state row yet: the usual reads say what a fresh database has
+    switches.keep(
+        kept,
+        switches.Snapshot(
+            row.revision, row.memory_enabled, row.require_approval, row.auto_summarize
+        ),
+    )
+    if row.token_id is not None:
+        key = (row.token_user_id, "mcp", token_key(row.token_id))
+        sessions.remember_open(db, key, row if row.id is not None else None)
+
+
 def resolve(memory: MemoryCore, user: HostUser, session_id: str) -> None:
     """Check that this user may use this open handshake-era session, and touch it; else SessionGone.
 
@@ -103,4 +165,4 @@ def resolve(memory: MemoryCore, user: HostUser, session_id: str) -> None:
 
 
 def token_key(token_id: int) -> str:
-    return f"token:{token_id}"
+    return f"{TOKEN_KEY_PREFIX}{token_id}"

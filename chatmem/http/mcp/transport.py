@@ -118,11 +118,16 @@ def _session_id_sent() -> bool:
 
 
 def _prefetch_session() -> None:
-    """The state row and the named session in one read, when the token check will read the
-    state (a bearer token was sent) and `resolve` the session."""
-    sent = (request.headers.get("Authorization") or "").strip()
-    if sent[:7].lower() == "bearer " and _session_id_sent():
+    """The state row and the session the call will use in one read, when a bearer token
+    was sent: the token check reads the state, and the call its session (the one named
+    by `Mcp-Session-Id`, or else the one its token's calls are grouped in)."""
+    scheme, _, plain = (request.headers.get("Authorization") or "").strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return
+    if _session_id_sent():
         mcp_sessions.prefetch(current_memory(), header("Mcp-Session-Id") or "")
+    elif request.method == "POST":
+        mcp_sessions.prefetch_keyed(current_memory(), plain.strip())
 
 
 def notifications(who: Bearer) -> Response:

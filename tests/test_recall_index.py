@@ -339,6 +339,67 @@ def test_the_windows_stop_early_and_hand_rare_topics_to_the_index(
     assert newest("absent", 3) == ([], 1)
 
 
+def test_a_question_the_index_answered_whole_skips_the_windows_until_it_grows(
+    memory: Any, db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker counts a question whose indexed pass found fewer than it asked for:
+    all its matches, which no window can find early. It is asked of the index at
+    once, per user, until it has as many matches as asked (then windows again)."""
+    for number in range(40):
+        _record(db, number, "rare" if number in (3, 38) else "filler")
+    _record(db, 40, "rare", user=("9", "other"))
+    db.session.commit()
+    monkeypatch.setattr(records, "WINDOWS", (5, 20))
+
+    def newest(user_id: str | None, limit: int = 3) -> tuple[list[str], int]:
+        found: list[Any] = []
+        ran = _statements(
+            db,
+            lambda: found.extend(
+                records.newest_matches(
+                    db.session(), ["rare"], limit=limit, scan=False, user_id=user_id
+                )
+            ),
+        )
+        scanned = records.newest_matches(
+            db.session(), ["rare"], limit=limit, scan=True, user_id=user_id
+        )
+        assert [r.id for r in found] == [r.id for r in scanned]
+        return [r.id for r in found], _windows(ran)
+
+    assert newest("2") == (["w0038", "w0003"], 2)  # both windows, then the index
+    assert newest("2") == (["w0038", "w0003"], 0)  # two of three: the index at once
+    assert newest("2", limit=2) == (["w0038", "w0003"], 2)  # two of two: the windows may
+    assert newest("9") == (["w0040"], 2)  # another user's question is its own
+    assert newest(None) == (["w0040", "w0038", "w0003"], 2)  # everyone's: three of three
+    assert newest(None) == (["w0040", "w0038", "w0003"], 2)  # a full answer counts nothing
+    for number in (41, 42):
+        _record(db, number, "rare")
+    db.session.commit()
+    assert newest("2") == (["w0042", "w0041", "w0038"], 0)  # counted as rare: the index
+    assert newest("2") == (["w0042", "w0041", "w0038"], 1)  # grown: the windows again
+
+
+def test_a_worker_keeps_a_bounded_number_of_counted_questions(
+    memory: Any, db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for number, word in enumerate(["alpha", "bravo", "charlie"] + ["filler"] * 10):
+        _record(db, number, word)
+    db.session.commit()
+    monkeypatch.setattr(records, "WINDOWS", (5,))
+    monkeypatch.setattr(records, "COUNTED_MAX", 2)
+
+    def windows(word: str) -> int:
+        ask = lambda: records.newest_matches(  # noqa: E731
+            db.session(), [word], limit=3, scan=False, user_id="2"
+        )
+        return _windows(_statements(db, ask))
+
+    assert [windows(w) for w in ("alpha", "bravo", "alpha", "bravo")] == [1, 1, 0, 0]
+    assert windows("charlie") == 1  # a third question: the counts start over
+    assert [windows(w) for w in ("alpha", "charlie")] == [1, 0]
+
+
 @pytest.mark.parametrize("rare", [1, 2])
 def test_guidance_asks_the_index_only_for_a_topic_in_fewer_than_rare_entries(
     db: Any, monkeypatch: pytest.MonkeyPatch, rare: int

@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from sqlalchemy import (
     ColumnElement,
     DateTime,
+    Engine,
     Executable,
     Integer,
     Row,
@@ -105,6 +107,8 @@ OWN_NEWEST_RECORDS = (
 WINDOWS = (100, 1000)
 # How many of the newest matches are ranked (at least `limit`).
 POOL = 20
+# How many questions' counts (`_INDEXED_COUNTS`) a worker keeps per engine, then starts over.
+COUNTED_MAX = 4096
 # A question's pieces beyond this many are left out (the longest are kept).
 MAX_PIECES = 8
 MIN_PIECE = search.MIN_TOPIC  # a trigram index cannot narrow a shorter piece
@@ -212,6 +216,15 @@ def _indexed(
     return statements.scan  # a piece too short for a trigram (or this SQLite has none)
 
 
+#: Per engine, (whose records, which pieces) -> how many records the indexed
+#: pass last found for that question. Fewer than a new ask's limit: that was
+#: all of them, which no window can find early, so the ask goes to the index
+#: at once (and counts again: a question that has grown gets its windows back).
+#: It chooses a plan only; the indexed pass is exact on its own.
+_INDEXED_COUNTS: WeakKeyDictionary[Engine, dict[tuple[str | None, tuple[str, ...]], int]]
+_INDEXED_COUNTS = WeakKeyDictionary()
+
+
 def newest_matches(
     db: OrmSession, parts: list[str], *, limit: int, scan: bool, user_id: str | None
 ) -> list[Row[Any]]:
@@ -234,15 +247,22 @@ def newest_matches(
     if scan:
         return reads.rows(db, statements.scan, params)
     indexed = _indexed(db, statements, parts, params)
-    # Ties at a window's cutoff all come in, so a window is a prefix of the
-    # order: `limit` matches in it are the newest overall.
-    for window in WINDOWS:
-        found = reads.rows(db, statements.window, {**params, "skip": window - 1})
-        if len(found) == limit:
-            return found
-        if not found:
-            break  # not even one among the newest: the index is quicker than a wider window
-    return reads.rows(db, indexed, params)
+    counted = _INDEXED_COUNTS.setdefault(db.connection().engine, {})
+    question = (user_id, tuple(parts))
+    if counted.get(question, limit) >= limit:  # not known to be rare
+        # Ties at a window's cutoff all come in, so a window is a prefix of the
+        # order: `limit` matches in it are the newest overall.
+        for window in WINDOWS:
+            found = reads.rows(db, statements.window, {**params, "skip": window - 1})
+            if len(found) == limit:
+                return found
+            if not found:
+                break  # not even one among the newest: the index is quicker than a wider window
+    found = reads.rows(db, indexed, params)
+    if len(counted) >= COUNTED_MAX and question not in counted:
+        counted.clear()
+    counted[question] = len(found)
+    return found
 
 
 def best(rows: list[Row[Any]], topic: str, analyzer: Analyzer, limit: int) -> list[Row[Any]]:

@@ -14,9 +14,10 @@ CHATMEM_SESSION_IDLE_MINUTES is ended and the next write starts a new one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import String, and_, bindparam, cast, literal, select
+from sqlalchemy import Executable, Row, String, and_, bindparam, cast, literal, select
+from sqlalchemy.orm import Session as OrmSession
 
 from ...auth.token_check import hash_token
 from ...identity import HostUser
@@ -92,6 +93,24 @@ def _sane(session_id: str) -> bool:
     return len(session_id) <= 64 and session_id.isprintable()
 
 
+def _read_keeping_state(
+    db: OrmSession, statement: Executable, params: dict[str, Any]
+) -> Row[Any] | None:
+    """A statement that reads the state row with something else; the state is kept for
+    the request as `switches.current` keeps it. None outside a request, or when a fresh
+    database has no state row yet (the usual reads then say what it has)."""
+    kept = request_store()
+    if kept is None:
+        return None
+    row = reads.first(db, statement, params)
+    if row is not None:
+        snapshot = switches.Snapshot(
+            row.revision, row.memory_enabled, row.require_approval, row.auto_summarize
+        )
+        switches.keep(kept, snapshot)
+    return row
+
+
 def prefetch(memory: MemoryCore, session_id: str) -> None:
     """Read the request's state and its session in one statement, before the token check.
 
@@ -101,19 +120,12 @@ def prefetch(memory: MemoryCore, session_id: str) -> None:
     between, such as the token's use being noted, reads it again). Whether the
     session may be used is still `resolve`'s to say, after the token check.
     """
-    kept = request_store()
-    if kept is None or not _sane(session_id):
+    if not _sane(session_id):
         return
     db = memory.db.session()
-    row = reads.first(db, _STATE_AND_SESSION, {"session_id": session_id})
+    row = _read_keeping_state(db, _STATE_AND_SESSION, {"session_id": session_id})
     if row is None:
-        return  # no state row yet: the usual reads say what a fresh database has
-    switches.keep(
-        kept,
-        switches.Snapshot(
-            row.revision, row.memory_enabled, row.require_approval, row.auto_summarize
-        ),
-    )
+        return
     # The row has `lookup`'s columns by name; no user means the join found no
     # session (a session always has one).
     sessions.remember(db, session_id, row if row.user_id is not None else None)
@@ -128,20 +140,9 @@ def prefetch_keyed(memory: MemoryCore, plain_token: str) -> None:
     token is valid is still the token check's to say (a revoked one is found
     here too, and refused there); an unknown one leaves the call nothing kept.
     """
-    kept = request_store()
-    if kept is None:
-        return
     db = memory.db.session()
-    row = reads.first(db, _STATE_AND_KEYED_SESSION, {"token_hash": hash_token(plain_token)})
-    if row is None:
-        return  # no state row yet: the usual reads say what a fresh database has
-    switches.keep(
-        kept,
-        switches.Snapshot(
-            row.revision, row.memory_enabled, row.require_approval, row.auto_summarize
-        ),
-    )
-    if row.token_id is not None:
+    row = _read_keeping_state(db, _STATE_AND_KEYED_SESSION, {"token_hash": hash_token(plain_token)})
+    if row is not None and row.token_id is not None:
         key = (row.token_user_id, "mcp", token_key(row.token_id))
         sessions.remember_open(db, key, row if row.id is not None else None)
 

@@ -6,8 +6,10 @@ Through Flask's test client (no server, no other process), with the same
 set-up as `http_mcp.py` (handshake session, API token, rate limit off):
 the SQL statements and commits one steady-state call makes, and the median
 time of a call minus that of a request to an unknown route (404), the two
-alternated call by call. Then the database's round trip: a `SELECT 1` on the
-driver's connection.
+alternated call by call. The same for a stateless call (2026-07-28, no
+session id: the token's open session, which a write call made first, is
+the one it is grouped in). Then the database's round trip: a `SELECT 1` on
+the driver's connection.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from typing import Any
 from common import arguments, engine_name, line, migrated_app
 from sqlalchemy import event
 
+from chatmem.http.mcp.rpc import META_CAPABILITIES, META_VERSION, MODERN_VERSIONS
 from tests.hostapp import USERS, reconfigure
 
 CALLS = 900
+MODERN = MODERN_VERSIONS[0]
 
 
 def main() -> None:
@@ -50,6 +54,30 @@ def main() -> None:
         "method": "tools/call",
         "params": {"name": "recall", "arguments": {"limit": 10}},
     }
+    measure(app, engine, client, "mcp call cost", headers, call)
+    stateless = {
+        "Authorization": f"Bearer {plain}",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "recall",
+    }
+    meta = {"_meta": {META_VERSION: MODERN, META_CAPABILITIES: {}}}
+    write = {"name": "remember", "arguments": {"type": "fact", "text": "A bench fact"}, **meta}
+    opened = client.post(
+        "/chatmem/mcp",
+        json={**call, "params": write},
+        headers={**stateless, "Mcp-Name": "remember"},
+    )
+    assert opened.json["result"]["isError"] is False, opened.json  # the token's session
+    read = {**call, "params": {**call["params"], **meta}}
+    measure(app, engine, client, "mcp stateless call cost", stateless, read)
+    round_trip(engine)
+
+
+def measure(
+    app: Any, engine: Any, client: Any, name: str, headers: dict[str, str], call: dict[str, Any]
+) -> None:
+    """One call's statements and commits, then its median time above a 404's."""
 
     def post(path: str, sent: dict[str, str]) -> float:
         start = time.perf_counter()
@@ -78,13 +106,12 @@ def main() -> None:
         mcp.append(post("/chatmem/mcp", headers))
     extra = statistics.median(mcp) - statistics.median(bare)
     line(
-        f"mcp call cost [{engine_name(app)}]",
+        f"{name} [{engine_name(app)}]",
         f"{extra * 1e6:.0f} µs",
         f"median tools/call recall {statistics.median(mcp) * 1e6:.0f} µs minus a 404 "
         f"{statistics.median(bare) * 1e6:.0f} µs, {CALLS} alternated calls; per call "
         f"{len(seen)} statements ({', '.join(seen)}), {len(commits)} commit(s)",
     )
-    round_trip(engine)
 
 
 def round_trip(engine: Any) -> None:

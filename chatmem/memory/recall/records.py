@@ -237,7 +237,9 @@ def newest_matches(
     none, or the last window falling short, hands over to the indexed pass
     over the whole history. The same on both engines: no probe of the index
     first, which cost a common topic more (1-2 ms on SQLite, listing its
-    candidates) than the first window costs a rare one (0.1-0.5 ms).
+    candidates) than the first window costs a rare one (0.1-0.5 ms). A
+    question the index last answered whole (`_INDEXED_COUNTS`) skips the
+    windows, which could not have answered it.
     """
     statements = _topic_statements(user_id is not None, len(parts))
     params: dict[str, Any] = {f"pattern{i}": like_pattern(p) for i, p in enumerate(parts)}

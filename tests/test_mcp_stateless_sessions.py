@@ -183,3 +183,37 @@ def test_of_two_open_sessions_for_a_token_the_newest_is_used(
     db.session.commit()
     update(client, token, "raced")
     assert sessions_by_title(db) == {"raced": "newer"}
+
+
+def test_a_session_idle_exactly_the_window_is_still_open(
+    memory: Any, db: Any, monkeypatch: Any
+) -> None:
+    """Ended when idle *past* the window: at exactly the window it is still the client's."""
+    from chatmem.memory import sessions
+
+    started = sessions.start(
+        db.session(), user_id="2", user_name="editor", channel="rest", external_key="desk"
+    )
+    now = started.last_seen_at + IDLE
+    monkeypatch.setattr(sessions, "utcnow", lambda: now)
+    kept = sessions.for_client(
+        db.session(),
+        user_id="2",
+        user_name="editor",
+        channel="rest",
+        key="desk",
+        idle=IDLE,
+        write=False,
+    )
+    assert kept == started.id
+    monkeypatch.setattr(sessions, "utcnow", lambda: now + timedelta(microseconds=1) + IDLE)
+    ended = sessions.for_client(
+        db.session(),
+        user_id="2",
+        user_name="editor",
+        channel="rest",
+        key="desk",
+        idle=IDLE,
+        write=False,
+    )
+    assert ended is None

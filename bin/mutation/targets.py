@@ -125,6 +125,28 @@ TARGETS = {
     "bearer": Target(
         "chatmem/http/bearer.py", ("tests/test_rest_api.py", "tests/test_token_auth.py")
     ),
+    # Which session a keyed call (a stateless MCP token's, a REST key's) lands in, and that
+    # use keeps it open: the look-up, the one kept from the request's first read, the rule.
+    "sessions": Target(
+        "chatmem/memory/sessions.py",
+        (
+            "tests/test_mcp_stateless_sessions.py",
+            "tests/test_dispatch.py",
+            "tests/test_rest_api.py",
+        ),
+        functions=("x_find_open", "x_remember_open", "x_for_client"),
+    ),
+    # The MCP request's state row read with the session it will use, before the token check.
+    "mcp_sessions": Target(
+        "chatmem/http/mcp/sessions.py",
+        (
+            "tests/test_mcp_stateless_sessions.py",
+            "tests/test_mcp_hot_path.py",
+            "tests/test_freshness.py",
+            "tests/test_mcp_transport.py",
+        ),
+        functions=("x__read_keeping_state", "x_prefetch", "x_prefetch_keyed"),
+    ),
     # Proposals wait for approval; an edit names the version it read (stale edits refused).
     "guidance": Target("chatmem/memory/guidance.py", GUIDANCE_TESTS),
     # What an entry's fields may hold (the schema, limits, text rules), its title and key.

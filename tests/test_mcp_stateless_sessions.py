@@ -13,10 +13,10 @@ from datetime import timedelta
 from typing import Any
 
 from flask import Flask
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from chatmem.auth import tokens
-from chatmem.memory.models import LedgerEntry, Session, utcnow
+from chatmem.memory.models import LedgerEntry, Session, State, utcnow
 from tests.hostapp import USERS, reconfigure
 from tests.test_mcp_hot_path import call, statements
 
@@ -217,3 +217,19 @@ def test_a_session_idle_exactly_the_window_is_still_open(
         write=False,
     )
     assert ended is None
+
+
+def test_a_database_without_its_state_row_yet_still_answers(
+    app: Flask, make_token: Any, db: Any
+) -> None:
+    """The joined read finds no row at all; the call's own reads say what such a database has."""
+    token = make_token("editor")
+    client = app.test_client()
+    update(client, token, "before")
+    db.session.execute(delete(State))
+    db.session.commit()
+    recalled = call(client, token, None, "recall", {})
+    assert recalled.status_code == 200 and recalled.json["result"]["isError"] is False
+    update(client, token, "after")
+    by_title = sessions_by_title(db)
+    assert by_title["before"] == by_title["after"]

@@ -50,6 +50,11 @@ def read(db: OrmSession) -> Snapshot:
     row = reads.first(db, _READ)
     if row is None:
         return DEFAULT_SNAPSHOT
+    return snapshot_of(row)
+
+
+def snapshot_of(row: Any) -> Snapshot:
+    """The state of a row holding the state's columns by name (`_READ`'s, or a join's)."""
     return Snapshot(row.revision, row.memory_enabled, row.require_approval, row.auto_summarize)
 
 

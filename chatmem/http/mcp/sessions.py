@@ -104,10 +104,7 @@ def _read_keeping_state(
         return None
     row = reads.first(db, statement, params)
     if row is not None:
-        snapshot = switches.Snapshot(
-            row.revision, row.memory_enabled, row.require_approval, row.auto_summarize
-        )
-        switches.keep(kept, snapshot)
+        switches.keep(kept, switches.snapshot_of(row))
     return row
 
 

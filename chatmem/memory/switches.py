@@ -39,10 +39,11 @@ class Snapshot:
 DEFAULT_SNAPSHOT = Snapshot(0, True, True, False)
 
 
+#: The state's columns, as `snapshot_of` reads them: the reads that join the
+#: state row to something else select these too.
+STATE_COLUMNS = (State.revision, State.memory_enabled, State.require_approval, State.auto_summarize)
 # Built once: it is read on every call, and building it cost more than running it.
-_READ = select(
-    State.revision, State.memory_enabled, State.require_approval, State.auto_summarize
-).where(State.id == STATE_ID)
+_READ = select(*STATE_COLUMNS).where(State.id == STATE_ID)
 
 
 def read(db: OrmSession) -> Snapshot:

@@ -34,10 +34,7 @@ if TYPE_CHECKING:
 # statement: on PostgreSQL one round trip instead of two (built once).
 _STATE_AND_SESSION = (
     select(
-        State.revision,
-        State.memory_enabled,
-        State.require_approval,
-        State.auto_summarize,
+        *switches.STATE_COLUMNS,
         Session.user_id,
         Session.channel,
         Session.ended_at,
@@ -57,10 +54,7 @@ TOKEN_KEY_PREFIX = "token:"
 # the token's hash: one statement where the token check and the call made two.
 _STATE_AND_KEYED_SESSION = (
     select(
-        State.revision,
-        State.memory_enabled,
-        State.require_approval,
-        State.auto_summarize,
+        *switches.STATE_COLUMNS,
         ApiToken.id.label("token_id"),
         ApiToken.user_id.label("token_user_id"),
         Session.id,

@@ -194,29 +194,22 @@ def test_a_session_idle_exactly_the_window_is_still_open(
     started = sessions.start(
         db.session(), user_id="2", user_name="editor", channel="rest", external_key="desk"
     )
+
+    def read_at(moment: Any) -> str | None:
+        monkeypatch.setattr(sessions, "utcnow", lambda: moment)
+        return sessions.for_client(
+            db.session(),
+            user_id="2",
+            user_name="editor",
+            channel="rest",
+            key="desk",
+            idle=IDLE,
+            write=False,
+        )
+
     now = started.last_seen_at + IDLE
-    monkeypatch.setattr(sessions, "utcnow", lambda: now)
-    kept = sessions.for_client(
-        db.session(),
-        user_id="2",
-        user_name="editor",
-        channel="rest",
-        key="desk",
-        idle=IDLE,
-        write=False,
-    )
-    assert kept == started.id
-    monkeypatch.setattr(sessions, "utcnow", lambda: now + timedelta(microseconds=1) + IDLE)
-    ended = sessions.for_client(
-        db.session(),
-        user_id="2",
-        user_name="editor",
-        channel="rest",
-        key="desk",
-        idle=IDLE,
-        write=False,
-    )
-    assert ended is None
+    assert read_at(now) == started.id  # and seen now, so idle from here
+    assert read_at(now + IDLE + timedelta(microseconds=1)) is None
 
 
 def test_a_database_without_its_state_row_yet_still_answers(

@@ -300,6 +300,20 @@ def _windows(statements: list[str]) -> int:
     return sum("OFFSET" in s and "chatmem_session.recorded_at >=" in s for s in statements)
 
 
+def _newest(db: Any, topic: str, limit: int, user_id: str | None = None) -> tuple[list[str], int]:
+    """The ids `newest_matches` finds (checked against the scan) and its window passes."""
+    found: list[Any] = []
+    ran = _statements(
+        db,
+        lambda: found.extend(
+            records.newest_matches(db.session(), [topic], limit=limit, scan=False, user_id=user_id)
+        ),
+    )
+    scanned = records.newest_matches(db.session(), [topic], limit=limit, scan=True, user_id=user_id)
+    assert [r.id for r in found] == [r.id for r in scanned], topic
+    return [r.id for r in found], _windows(ran)
+
+
 def test_the_windows_stop_early_and_hand_rare_topics_to_the_index(
     memory: Any, db: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -315,18 +329,7 @@ def test_the_windows_stop_early_and_hand_rare_topics_to_the_index(
     monkeypatch.setattr(records, "WINDOWS", (5, 20))
 
     def newest(topic: str, limit: int) -> tuple[list[str], int]:
-        found: list[Any] = []
-        ran = _statements(
-            db,
-            lambda: found.extend(
-                records.newest_matches(db.session(), [topic], limit=limit, scan=False, user_id=None)
-            ),
-        )
-        scanned = records.newest_matches(
-            db.session(), [topic], limit=limit, scan=True, user_id=None
-        )
-        assert [r.id for r in found] == [r.id for r in scanned], topic
-        return [r.id for r in found], _windows(ran)
+        return _newest(db, topic, limit)
 
     # Enough in the first window: it answers alone.
     assert newest("plenty", 3) == (["w0039", "w0038", "w0037"], 1)
@@ -352,20 +355,7 @@ def test_a_question_the_index_answered_whole_skips_the_windows_until_it_grows(
     monkeypatch.setattr(records, "WINDOWS", (5, 20))
 
     def newest(user_id: str | None, limit: int = 3) -> tuple[list[str], int]:
-        found: list[Any] = []
-        ran = _statements(
-            db,
-            lambda: found.extend(
-                records.newest_matches(
-                    db.session(), ["rare"], limit=limit, scan=False, user_id=user_id
-                )
-            ),
-        )
-        scanned = records.newest_matches(
-            db.session(), ["rare"], limit=limit, scan=True, user_id=user_id
-        )
-        assert [r.id for r in found] == [r.id for r in scanned]
-        return [r.id for r in found], _windows(ran)
+        return _newest(db, "rare", limit, user_id)
 
     assert newest("2") == (["w0038", "w0003"], 2)  # both windows, then the index
     assert newest("2") == (["w0038", "w0003"], 0)  # two of three: the index at once
@@ -390,10 +380,7 @@ def test_a_worker_keeps_a_bounded_number_of_counted_questions(
     monkeypatch.setattr(records, "COUNTED_MAX", 2)
 
     def windows(word: str) -> int:
-        ask = lambda: records.newest_matches(  # noqa: E731
-            db.session(), [word], limit=3, scan=False, user_id="2"
-        )
-        return _windows(_statements(db, ask))
+        return _newest(db, word, 3, "2")[1]
 
     assert [windows(w) for w in ("alpha", "bravo", "alpha", "bravo")] == [1, 1, 0, 0]
     assert windows("charlie") == 1  # a third question: the counts start over

@@ -120,7 +120,7 @@ class MemoryCore(HostHooks, Housekeeping):
         self.db.session.commit()
 
     def snapshot(self) -> _switches.Snapshot:
-        """The revision and switches: read once per request (`switches.current`)."""
+        """The revision and switches: once per transaction of a request (`switches.current`)."""
         return _switches.current(self.db.session(), _app_state.request_store())
 
     def set_setting(self, name: str, value: bool, *, actor: Any) -> _switches.Snapshot:

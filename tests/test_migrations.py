@@ -34,6 +34,7 @@ ALL_TABLES = {
     "chatmem_task",
     "chatmem_subscription",
     "chatmem_pre_review_job",
+    "chatmem_records_revision",
 }
 
 

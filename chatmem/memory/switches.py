@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session as OrmSession
 from ..errors import InvalidParams
 from . import reads
 from .models import GuidanceEvent, State
+from .recall import records_revision
 
 SWITCHES = ("memory_enabled", "require_approval", "auto_summarize")
 STATE_ID = 1
@@ -34,6 +35,9 @@ class Snapshot:
     memory_enabled: bool
     require_approval: bool
     auto_summarize: bool
+    #: The session records' own revision (`recall.records_revision`); None
+    #: when its row is missing, and then nothing is kept by it.
+    records_revision: int | None = None
 
 
 DEFAULT_SNAPSHOT = Snapshot(0, True, True, False)
@@ -41,7 +45,13 @@ DEFAULT_SNAPSHOT = Snapshot(0, True, True, False)
 
 #: The state's columns, as `snapshot_of` reads them: the reads that join the
 #: state row to something else select these too.
-STATE_COLUMNS = (State.revision, State.memory_enabled, State.require_approval, State.auto_summarize)
+STATE_COLUMNS = (
+    State.revision,
+    State.memory_enabled,
+    State.require_approval,
+    State.auto_summarize,
+    records_revision.REVISION,
+)
 # Built once: it is read on every call, and building it cost more than running it.
 _READ = select(*STATE_COLUMNS).where(State.id == STATE_ID)
 
@@ -56,7 +66,13 @@ def read(db: OrmSession) -> Snapshot:
 
 def snapshot_of(row: Any) -> Snapshot:
     """The state of a row holding the state's columns by name (`_READ`'s, or a join's)."""
-    return Snapshot(row.revision, row.memory_enabled, row.require_approval, row.auto_summarize)
+    return Snapshot(
+        row.revision,
+        row.memory_enabled,
+        row.require_approval,
+        row.auto_summarize,
+        row.records_revision,
+    )
 
 
 #: Where a request keeps the state it read: on the request itself (its WSGI
@@ -77,25 +93,28 @@ def _bumped() -> int:
 
 
 def current(db: OrmSession, kept: MutableMapping[str, Any] | None) -> Snapshot:
-    """The state as this request sees it: one read per request, again after a bump.
+    """The state as this request sees it: one read per transaction, again after a bump.
 
     `kept` is the request's own store (None outside a request: a command, the
     sweeper, a test's app context), where every call reads afresh, so a
-    long-lived app context never goes stale.
+    long-lived app context never goes stale. Within a request a commit reads
+    it again: the database counts session records itself (triggers, not
+    `bump_revision`), so a tool call that recorded one and committed is seen
+    by the next call of the same request (a chat turn's).
     """
     if kept is None:
         return read(db)
-    found: tuple[int, Snapshot] | None = kept.get(_REQUEST_KEY)
-    if found is not None and found[0] == _bumped():
-        return found[1]
+    found: tuple[int, Any, Snapshot] | None = kept.get(_REQUEST_KEY)
+    if found is not None and found[0] == _bumped() and found[1] is db.get_transaction():
+        return found[2]
     snapshot = read(db)
-    kept[_REQUEST_KEY] = (_bumped(), snapshot)
+    keep(kept, db, snapshot)
     return snapshot
 
 
-def keep(kept: MutableMapping[str, Any], snapshot: Snapshot) -> None:
+def keep(kept: MutableMapping[str, Any], db: OrmSession, snapshot: Snapshot) -> None:
     """Keep a state the request read itself (in a statement of its own) as `current` would."""
-    kept[_REQUEST_KEY] = (_bumped(), snapshot)
+    kept[_REQUEST_KEY] = (_bumped(), db.get_transaction(), snapshot)
 
 
 def forget(kept: MutableMapping[str, Any] | None) -> None:

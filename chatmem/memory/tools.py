@@ -234,14 +234,14 @@ def recall(services: MemoryServices, context: CallContext, **filters: Any) -> di
     # The guidance half comes from the per-revision cache (no query, a topic
     # ranked in memory), which was built through text.for_agents.
     snapshot = services.snapshot()
-    approved = services.approved_guidance(snapshot)
     ranked = services.ranked_guidance(snapshot) if filters.get("topic") else None
     found = run_recall(
         services.session(),
-        approved=approved,
+        approved=services.approved_guidance(snapshot),
         ranked=ranked,
         min_match=context.settings.recall_min_match,
         user_id=sessions_of(services, context),
+        records_revision=snapshot.records_revision,
         **filters,
     )
     # Session records need no pass here: every summary and digest is written through

@@ -98,7 +98,7 @@ def _read_keeping_state(
         return None
     row = reads.first(db, statement, params)
     if row is not None:
-        switches.keep(kept, switches.snapshot_of(row))
+        switches.keep(kept, db, switches.snapshot_of(row))
     return row
 
 

@@ -26,7 +26,7 @@ from .base import (
 from .calls import HeldCall, Task
 from .guidance import GUIDANCE_RECORD_COLUMNS, Guidance, GuidanceEvent, State, guidance_record
 from .jobs import JOB_OUTCOMES, PRE_REVIEW_OUTCOMES, NotifyJob, PreReviewJob, SummaryJob
-from .sessions import BlockUse, LedgerEntry, Session, Subscription
+from .sessions import BlockUse, LedgerEntry, RecordsRevision, Session, Subscription
 from .tokens import ApiToken
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "LedgerEntry",
     "NotifyJob",
     "PreReviewJob",
+    "RecordsRevision",
     "Session",
     "State",
     "Subscription",

@@ -55,6 +55,19 @@ class Session(Base):
     prompt_tokens: Mapped[int | None] = mapped_column(Integer)
 
 
+class RecordsRevision(Base):
+    """One row: how many times the session records recall can see have changed.
+
+    Bumped by the database itself (`recall.records_revision`'s triggers), never
+    by Python, so every writer is counted; read with the state row.
+    """
+
+    __tablename__ = "chatmem_records_revision"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    revision: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+
+
 class LedgerEntry(Base):
     """One non-read-only tool call, arguments redacted, with its outcome."""
 

@@ -208,6 +208,7 @@ def recall(
     ranked: RankedGuidance | None = None,
     min_match: float = 0.0,
     user_id: str | None = None,
+    records_revision: int | None = None,
 ) -> dict[str, Any]:
     """`scan=True` skips the indexes: the reference the indexed path must equal.
 
@@ -219,6 +220,8 @@ def recall(
 
     `user_id` limits the session records to that user's (guidance is the
     site's, approved by a person, and the same for everyone).
+    `records_revision`, read with the state row, lets a worker reuse the
+    records it sent for the same question at that revision.
 
     `approved`, when given, is all active guidance already shaped and in
     recall's order (the caller's per-revision cache); it stands in for the
@@ -262,6 +265,7 @@ def recall(
                 scan=scan,
                 user_id=user_id,
                 analyzer=ranked.index.analyzer if ranked else Analyzer(),
+                revision=records_revision,
             )
         ],
     }

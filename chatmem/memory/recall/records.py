@@ -15,12 +15,16 @@ word costs a pool, not the whole history.
 
 `user_id` is part of every pass (the scan included): a user's question is
 asked of that user's records only.
+
+A worker keeps the answers it sent (`_KEPT`) for the records revision it
+read with the state row: the database bumps it on any change a record can
+show (`records_revision`), so a kept answer is the one the query would give.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -109,6 +113,9 @@ WINDOWS = (100, 1000)
 POOL = 20
 # How many questions' counts (`_INDEXED_COUNTS`) a worker keeps per engine, then starts over.
 COUNTED_MAX = 4096
+# How many records a worker's kept answers (`_KEPT`) may hold per engine, then it
+# starts over: at the usual sizes a few MB (a summary holds up to 4,000 characters).
+KEPT_MAX = 2000
 # A question's pieces beyond this many are left out (the longest are kept).
 MAX_PIECES = 8
 MIN_PIECE = search.MIN_TOPIC  # a trigram index cannot narrow a shorter piece
@@ -279,6 +286,21 @@ def best(rows: list[Row[Any]], topic: str, analyzer: Analyzer, limit: int) -> li
     return [rows[i] for i in order[:limit]]
 
 
+@dataclass
+class _Kept:
+    revision: int
+    answers: dict[tuple[Any, ...], tuple[Row[Any], ...]] = field(default_factory=dict)
+    records: int = 0  # in all the answers
+
+
+#: Per engine, the answers sent at one records revision: (whose records, the
+#: question, its analyzer's language, limit) -> the rows. Another revision
+#: drops them all, so a deleted or erased record leaves a worker's memory
+#: with its next recall, and a count that went back (a restored database) can
+#: never meet answers kept under the same number before.
+_KEPT: WeakKeyDictionary[Engine, _Kept] = WeakKeyDictionary()
+
+
 def session_records(
     db: OrmSession,
     *,
@@ -287,17 +309,45 @@ def session_records(
     scan: bool = False,
     user_id: str | None = None,
     analyzer: Analyzer | None = None,
+    revision: int | None = None,
 ) -> list[Row[Any]]:
     """The records (rows of SESSION_RECORD_COLUMNS) `recall` sends for this topic.
 
     `user_id` keeps one user's records only (None: everyone's). Without a
-    topic: the newest `limit`.
+    topic: the newest `limit`. `revision`, the records revision the caller
+    read (`switches.Snapshot.records_revision`), lets the answer be kept for
+    it and reused; `scan`, the reference pass, is always run.
     """
+    analyzer = analyzer or Analyzer()
+    if revision is None or scan:
+        return _session_records(db, topic, limit, scan, user_id, analyzer)
+    engine = db.get_bind().engine
+    kept = _KEPT.get(engine)
+    if kept is None or kept.revision != revision:
+        kept = _KEPT[engine] = _Kept(revision)
+    question = (user_id, topic or "", analyzer.language, limit)
+    found = kept.answers.get(question)
+    if found is None:
+        found = tuple(_session_records(db, topic, limit, scan, user_id, analyzer))
+        if kept.records + len(found) > KEPT_MAX:
+            kept = _KEPT[engine] = _Kept(revision)
+        kept.answers[question] = found
+        kept.records += len(found)
+    return list(found)  # the caller's own list: the kept one is shared
+
+
+def _session_records(
+    db: OrmSession,
+    topic: str | None,
+    limit: int,
+    scan: bool,
+    user_id: str | None,
+    analyzer: Analyzer,
+) -> list[Row[Any]]:
     if not topic:
         if user_id is not None:
             return reads.rows(db, OWN_NEWEST_RECORDS, {"limit": limit, "user_id": user_id})
         return reads.rows(db, NEWEST_RECORDS, {"limit": limit})
-    analyzer = analyzer or Analyzer()
     parts = pieces(topic, analyzer)
     found = newest_matches(db, parts, limit=max(limit, POOL), scan=scan, user_id=user_id)
     return best(found, topic, analyzer, limit)

@@ -166,7 +166,28 @@ TARGETS = {
     "ranked": Target("chatmem/memory/recall/ranked.py", RANKED_TESTS),
     "records": Target(
         "chatmem/memory/recall/records.py",
-        (*RANKED_TESTS, "tests/test_recall_index.py", "tests/test_recall_privacy.py"),
+        (
+            *RANKED_TESTS,
+            "tests/test_recall_index.py",
+            "tests/test_recall_privacy.py",
+            "tests/test_records_revision.py",
+        ),
+    ),
+    # The database's count of session-record changes: its triggers, on both engines.
+    "records_revision": Target(
+        "chatmem/memory/recall/records_revision.py",
+        ("tests/test_records_revision.py", "tests/test_migrations.py"),
+    ),
+    # The state a request reads once per transaction (again after a bump or a commit).
+    "switches": Target(
+        "chatmem/memory/switches.py",
+        (
+            "tests/test_records_revision.py",
+            "tests/test_freshness.py",
+            "tests/test_mcp_hot_path.py",
+            "tests/test_module_switch.py",
+        ),
+        functions=("x_read", "x_snapshot_of", "x_current", "x_keep"),
     ),
     # The revision cache and the guardrail check that fails closed when a host hook raises.
     "revision": Target(

@@ -165,21 +165,32 @@ def create_host_app(database_url: str, *, seed: bool = True, **config: Any) -> F
     if not seed:
         return app
     with app.app_context():
-        db.drop_all()
-        from chatmem.memory.models import Base as ChatmemBase
-
-        ChatmemBase.metadata.drop_all(db.engine)
-        db.create_all()
-        memory.create_all()
-        db.session.add_all(
-            [
-                Post(id=7, title="Hello", post_type="post"),
-                Post(id=42, title="Checkout", post_type="page"),
-                Post(id=3, title="Site header", post_type="header_footer"),
-            ]
-        )
-        db.session.commit()
+        try:
+            _seed(db, memory, Post)
+        except BaseException:
+            # No fixture will dispose of an app it never got: close its
+            # connections now (a pooled psycopg one, dropped open, warns).
+            db.session.remove()
+            db.engine.dispose()
+            raise
     return app
+
+
+def _seed(db: Any, memory: Any, post: Any) -> None:
+    db.drop_all()
+    from chatmem.memory.models import Base as ChatmemBase
+
+    ChatmemBase.metadata.drop_all(db.engine)
+    db.create_all()
+    memory.create_all()
+    db.session.add_all(
+        [
+            post(id=7, title="Hello", post_type="post"),
+            post(id=42, title="Checkout", post_type="page"),
+            post(id=3, title="Site header", post_type="header_footer"),
+        ]
+    )
+    db.session.commit()
 
 
 def reconfigure(app: Flask, **settings: Any) -> None:

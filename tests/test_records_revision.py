@@ -250,6 +250,7 @@ def test_kept_answers_start_over_when_they_hold_too_many_records(
     ask("menu")  # 4: over, so it starts over with this one
     assert [q[1] for q in kept[orm.get_bind().engine].answers] == ["menu"]
     assert kept[orm.get_bind().engine].records == 1
+    assert kept[orm.get_bind().engine].revision == 1  # still kept for the count asked
 
 
 def test_the_migration_and_create_all_install_the_same_triggers(app: Flask) -> None:

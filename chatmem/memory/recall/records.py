@@ -325,7 +325,7 @@ def session_records(
     kept = _KEPT.get(engine)
     if kept is None or kept.revision != revision:
         kept = _KEPT[engine] = _Kept(revision)
-    question = (user_id, topic or "", analyzer.language, limit)
+    question = (user_id, topic, analyzer.language, limit)
     found = kept.answers.get(question)
     if found is None:
         found = tuple(_session_records(db, topic, limit, scan, user_id, analyzer))
